@@ -1,0 +1,106 @@
+//! `rastra`, the command-line face of the software GPU.
+//!
+//! - `rastra render` draws the built-in scene, a glTF (.gltf/.glb) or an OBJ file to a PNG and
+//!   prints the per-stage statistics report (`--stats` also writes it as JSON).
+//! - `rastra bench` renders the reference workloads on rastra and, when it is installed, on
+//!   lavapipe in the same run, printing one line per workload.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod bench;
+mod render;
+
+#[derive(Parser)]
+#[command(name = "rastra", version, about = "rastra: a GPU that runs on the CPU")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a scene to PNG and print the per-stage report.
+    Render(RenderArgs),
+    /// Run the reference workloads on rastra and lavapipe and print the timings.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Default)]
+pub struct RenderArgs {
+    /// `builtin`, or a .gltf/.glb/.obj file.
+    #[arg(long, default_value = "builtin")]
+    scene: String,
+    /// Image size as WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Samples per pixel: 1 or 4.
+    #[arg(long, default_value_t = 1, value_parser = parse_msaa)]
+    msaa: u32,
+    /// Output PNG.
+    #[arg(long, default_value = "rastra.png")]
+    out: PathBuf,
+    /// Also write the statistics as JSON here.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Timed runs per workload (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Frame size as WxH.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Skip lavapipe even if it is installed.
+    #[arg(long)]
+    no_lavapipe: bool,
+    /// Run only workloads whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WxH"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if w == 0 || h == 0 || w > 8192 || h > 8192 {
+        return Err(format!("size {w}x{h} must be between 1x1 and 8192x8192"));
+    }
+    Ok((w, h))
+}
+
+fn parse_msaa(s: &str) -> Result<u32, String> {
+    match s {
+        "1" => Ok(1),
+        "4" => Ok(4),
+        _ => Err(format!("--msaa must be 1 or 4, not `{s}`")),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => render::run(&RenderArgs {
+            scene: "builtin".into(),
+            size: (1280, 720),
+            msaa: 1,
+            out: "rastra.png".into(),
+            stats: None,
+        }),
+        Some(Command::Render(args)) => render::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("rastra: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! lavapipe (Mesa's CPU Vulkan driver, llvmpipe underneath) as rastra's reference renderer:
+//! runs a [`rastra_scene::Frame`] through wgpu's Vulkan backend on lavapipe, for the
+//! differential tests (same frame on rastra and on lavapipe, compared pixel for pixel with
+//! [`compare_rgba8`]) and for side-by-side benchmarks (submission times measured the way
+//! [`rastra_scene::Frame::render`] measures rastra's).
+//!
+//! ```text
+//! Frame ─► convert (rastra state → wgpu state) ─► render (wgpu resources, one render pass
+//!          per run, timed submit → poll) ─► readback (256-byte rows → tightly packed)
+//! ```
+//!
+//! API boundary: nothing in rastra depends on this crate; it only reads rastra's public
+//! state types. When lavapipe is not installed, [`Lavapipe::new`] says so and callers skip.
+
+use std::sync::Arc;
+
+mod convert;
+mod diff;
+mod render;
+
+pub use diff::{Diff, compare_rgba8};
+
+/// A wgpu device on lavapipe.
+pub struct Lavapipe {
+    /// Kept alive for the adapter's and device's sake.
+    _instance: wgpu::Instance,
+    info: wgpu::AdapterInfo,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+
+/// An image rendered on lavapipe and the times of its submissions.
+#[derive(Clone, Debug)]
+pub struct LavapipeRendered {
+    /// The colour target after the last run: tightly packed rows in the frame's
+    /// `color_format`, multisampled targets resolved.
+    pub pixels: Vec<u8>,
+    /// Wall-clock milliseconds of each run, from `queue.submit` to the completion of the
+    /// submission.
+    pub times_ms: Vec<f64>,
+}
+
+impl LavapipeRendered {
+    /// Median of the timed submissions.
+    pub fn median_ms(&self) -> f64 {
+        rastra_scene::median(&self.times_ms)
+    }
+}
+
+/// True for lavapipe's adapter (the llvmpipe driver exposed through Vulkan).
+fn is_lavapipe(info: &wgpu::AdapterInfo) -> bool {
+    let llvmpipe = |s: &str| s.to_ascii_lowercase().contains("llvmpipe");
+    info.device_type == wgpu::DeviceType::Cpu && (llvmpipe(&info.name) || llvmpipe(&info.driver))
+}
+
+impl Lavapipe {
+    /// Finds lavapipe through wgpu's Vulkan backend and opens a device on it with the
+    /// adapter's own limits. `Err` (with the adapters that were found) when lavapipe is not
+    /// installed; callers then skip, saying so.
+    pub fn new() -> Result<Lavapipe, String> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::VULKAN,
+            // No validation layers: they are rarely installed and only slow lavapipe down.
+            flags: wgpu::InstanceFlags::empty(),
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+        let found: Vec<String> = adapters
+            .iter()
+            .map(|a| {
+                let i = a.get_info();
+                format!("{} ({:?}, driver {:?})", i.name, i.device_type, i.driver)
+            })
+            .collect();
+        let adapter = adapters
+            .into_iter()
+            .find(|a| is_lavapipe(&a.get_info()))
+            .ok_or_else(|| {
+                format!(
+                    "lavapipe not found through wgpu's Vulkan backend (install mesa-vulkan-drivers \
+                     and libvulkan1); Vulkan adapters found: [{}]",
+                    found.join(", ")
+                )
+            })?;
+        let info = adapter.get_info();
+        // Unclipped depth (PrimitiveState::unclipped_depth) needs depth-clip control.
+        let features = adapter.features() & wgpu::Features::DEPTH_CLIP_CONTROL;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("rastra-lavapipe"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::default(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| format!("lavapipe ({}): request_device failed: {e}", info.name))?;
+        // Errors are caught by error scopes around each step; anything escaping them is
+        // reported rather than panicking the caller.
+        device.on_uncaptured_error(Arc::new(|e| eprintln!("rastra-lavapipe: wgpu error: {e}")));
+        Ok(Lavapipe {
+            _instance: instance,
+            info,
+            device,
+            queue,
+        })
+    }
+
+    /// The adapter and driver, e.g. "llvmpipe (LLVM 15.0.6, 256 bits), Mesa 22.3.6 (LLVM
+    /// 15.0.6)".
+    pub fn description(&self) -> String {
+        let i = &self.info;
+        if i.driver_info.is_empty() {
+            format!("{} ({})", i.name, i.driver)
+        } else {
+            format!("{}, {}", i.name, i.driver_info)
+        }
+    }
+
+    /// Renders `frame` `runs` times (at least once), timing each submission from
+    /// `queue.submit` to its completion; resource and pipeline creation and the readback are
+    /// not timed. Returns the last image and the times. The blend constant is WebGPU's
+    /// default, transparent black (as on rastra, where `Frame` has none either).
+    pub fn render(
+        &self,
+        frame: &rastra_scene::Frame,
+        runs: usize,
+    ) -> Result<LavapipeRendered, String> {
+        self.render_with_blend_constant(frame, runs, rastra::Color::TRANSPARENT)
+    }
+
+    /// [`Lavapipe::render`] with the render pass's blend constant set to `constant` (used
+    /// by the `Constant` / `OneMinusConstant` blend factors).
+    pub fn render_with_blend_constant(
+        &self,
+        frame: &rastra_scene::Frame,
+        runs: usize,
+        constant: rastra::Color,
+    ) -> Result<LavapipeRendered, String> {
+        render::render(&self.device, &self.queue, frame, runs, constant)
+            .map_err(|e| format!("lavapipe, frame {:?}: {e}", frame.name))
+    }
+}

@@ -1,0 +1,59 @@
+//! The depth unit (T7 "Early Z/Stencil", "Z/stencil writes: the full truth"): per-sample
+//! depth test and write against the bound depth surface. The same unit serves the early
+//! position (before shading) and the late one (after it); which one a draw uses is
+//! [`DepthMode`](crate::link::DepthMode), chosen at pipeline link time.
+
+use crate::format::TextureFormat;
+use crate::memory::texel_offset;
+use crate::state::CompareFunction;
+
+/// A depth surface and the test configured for the draw.
+pub struct DepthUnit<'a> {
+    pub format: TextureFormat,
+    pub compare: CompareFunction,
+    pub write_enabled: bool,
+    pub data: &'a mut [u8],
+    pub width: u32,
+    pub samples: u32,
+}
+
+impl DepthUnit<'_> {
+    /// Tests the samples in `mask` of pixel (x, y) with depths `z[s]`; writes passing samples
+    /// when `write` (and depth writes are enabled). Returns the passing samples.
+    pub fn test(&mut self, x: u32, y: u32, mask: u8, z: &[f32; 4], write: bool) -> u8 {
+        let size = self.format.texel_size();
+        let mut pass = 0u8;
+        for s in 0..self.samples {
+            if mask & (1 << s) == 0 {
+                continue;
+            }
+            let at = texel_offset(self.width, self.samples, size, x, y, s);
+            let texel = &mut self.data[at..at + size];
+            let new = self.format.quantize_depth(z[s as usize].clamp(0.0, 1.0));
+            let stored = self.format.decode_depth(texel);
+            if self.compare.passes(new, stored) {
+                pass |= 1 << s;
+                if write && self.write_enabled {
+                    self.format.encode_depth(new, texel);
+                }
+            }
+        }
+        pass
+    }
+
+    /// Writes depth for the samples in `mask` without testing (the late write of samples that
+    /// passed an early test).
+    pub fn write(&mut self, x: u32, y: u32, mask: u8, z: &[f32; 4]) {
+        if !self.write_enabled {
+            return;
+        }
+        let size = self.format.texel_size();
+        for s in 0..self.samples {
+            if mask & (1 << s) != 0 {
+                let at = texel_offset(self.width, self.samples, size, x, y, s);
+                let new = self.format.quantize_depth(z[s as usize].clamp(0.0, 1.0));
+                self.format.encode_depth(new, &mut self.data[at..at + size]);
+            }
+        }
+    }
+}

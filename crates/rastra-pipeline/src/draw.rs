@@ -1,0 +1,329 @@
+//! One draw through the whole pipeline — the part of the command processor that runs a
+//! draw (T2/T3 → T9). The front end (input assembly, vertex batches, clip, setup, binning)
+//! runs first and fills per-draw triangle storage and tile bins; the back end then walks the
+//! tiles, each one independently, rasterizing its bin in API order into quads that go
+//! through the pixel pipeline.
+
+use std::fmt;
+use std::ops::Range;
+
+use rastra_shader::{ExecError, Resources, Warp};
+use rastra_stats::Counters;
+
+use crate::binning::Bins;
+use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
+use crate::depth::DepthUnit;
+use crate::format::IndexFormat;
+use crate::input_assembler::IndexSource;
+use crate::link::RenderPipeline;
+use crate::memory::Framebuffer;
+use crate::pixel::{ColorSurface, PixelPipe};
+use crate::primitive::for_each_triangle;
+use crate::raster::{SamplePattern, rasterize};
+use crate::setup::{Culled, SetupState, Triangle};
+use crate::state::{Color, ScissorRect, Viewport};
+use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
+
+/// Which vertices a draw reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrawRange {
+    /// `draw(first..first + count)`.
+    Vertices { first: u32, count: u32 },
+    /// `draw_indexed(first..first + count, base_vertex)`.
+    Indexed {
+        first: u32,
+        count: u32,
+        base_vertex: i32,
+    },
+}
+
+/// Everything one draw needs, resolved and validated by the API layer.
+pub struct DrawCall<'a> {
+    pub pipeline: &'a RenderPipeline,
+    /// Bound vertex buffers, each already sliced to its bound range, one per layout slot.
+    pub vertex_buffers: Vec<&'a [u8]>,
+    pub index_buffer: Option<(&'a [u8], IndexFormat)>,
+    pub range: DrawRange,
+    pub instances: Range<u32>,
+    /// Buffers for the vertex shader's bindings, in `Program::bindings` order.
+    pub vertex_resources: Vec<&'a [u8]>,
+    /// Buffers for the fragment shader's bindings, in `Program::bindings` order.
+    pub fragment_resources: Vec<&'a [u8]>,
+    pub viewport: Viewport,
+    pub scissor: ScissorRect,
+    pub blend_constant: Color,
+}
+
+/// A draw stopped because a shader misbehaved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DrawError {
+    Shader(ExecError),
+}
+
+impl fmt::Display for DrawError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DrawError::Shader(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DrawError {}
+
+impl From<ExecError> for DrawError {
+    fn from(e: ExecError) -> Self {
+        DrawError::Shader(e)
+    }
+}
+
+/// What the front end produced for the back end.
+struct FrontEndOutput {
+    triangles: Vec<Triangle>,
+    attrs: Vec<u32>,
+    bins: Bins,
+}
+
+/// Runs one draw. `budget` is the shader instruction budget left for the submission.
+pub fn draw(
+    call: &DrawCall<'_>,
+    fb: &mut Framebuffer<'_>,
+    budget: &mut u64,
+    counters: &mut Counters,
+) -> Result<(), DrawError> {
+    let front = front_end(call, fb.width, fb.height, budget, counters)?;
+    back_end(call, fb, &front, budget, counters)
+}
+
+fn front_end(
+    call: &DrawCall<'_>,
+    width: u32,
+    height: u32,
+    budget: &mut u64,
+    counters: &mut Counters,
+) -> Result<FrontEndOutput, DrawError> {
+    let p = call.pipeline;
+    let prim = &p.desc.primitive;
+    let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
+    let setup = SetupState::new(
+        call.viewport,
+        call.scissor,
+        width,
+        height,
+        prim.cull_mode,
+        prim.front_face,
+        prim.unclipped_depth,
+    );
+    let words = p.varying_words as usize;
+    let mut flat = vec![false; words];
+    for v in &p.varyings {
+        if v.interpolation == rastra_shader::Interpolation::Flat {
+            flat[v.word as usize..(v.word + v.components) as usize].fill(true);
+        }
+    }
+    let shading = VertexShading {
+        pipeline: p,
+        vertex_buffers: &call.vertex_buffers,
+        resources: Resources {
+            buffers: &call.vertex_resources,
+        },
+        clip_space,
+    };
+    let (source, count) = match call.range {
+        DrawRange::Vertices { first, count } => (IndexSource::Sequential { first }, count),
+        DrawRange::Indexed {
+            first,
+            count,
+            base_vertex,
+        } => {
+            let (data, format) = call.index_buffer.unwrap_or((&[], IndexFormat::Uint32));
+            (
+                IndexSource::Indexed {
+                    data,
+                    format,
+                    first,
+                    base_vertex,
+                },
+                count,
+            )
+        }
+    };
+
+    let mut out = FrontEndOutput {
+        triangles: Vec::new(),
+        attrs: Vec::new(),
+        bins: Bins::new(width, height),
+    };
+    let mut warp = Warp::new(&p.desc.vertex);
+    let mut shaded = ShadedBatch::default();
+    let mut clipper = Clipper::default();
+    let mut tris = Vec::new();
+    let mut error = None;
+    for instance in call.instances.clone() {
+        tris.clear();
+        for_each_triangle(prim.topology, &source, count, counters, |t| tris.push(t));
+        let mut batcher = Batcher::default();
+        let mut dispatch = |batch: &Batch, counters: &mut Counters| {
+            if error.is_some() {
+                return;
+            }
+            if let Err(e) = shading.shade(batch, instance, &mut warp, &mut shaded, budget, counters)
+            {
+                error = Some(e);
+                return;
+            }
+            for slots in &batch.prims {
+                let s = slots.map(|s| s as usize);
+                process_triangle(
+                    &setup,
+                    &clip_space,
+                    &mut clipper,
+                    &flat,
+                    &shaded,
+                    s,
+                    &mut out,
+                    counters,
+                );
+            }
+        };
+        for &t in &tris {
+            batcher.push(t, counters, &mut dispatch);
+        }
+        batcher.flush(counters, &mut dispatch);
+        if let Some(e) = error.take() {
+            return Err(e.into());
+        }
+    }
+    Ok(out)
+}
+
+/// Clip, cull and set up one assembled triangle (slots into the shaded batch).
+#[allow(clippy::too_many_arguments)]
+fn process_triangle(
+    setup: &SetupState,
+    clip_space: &ClipSpace,
+    clipper: &mut Clipper,
+    flat: &[bool],
+    shaded: &ShadedBatch,
+    s: [usize; 3],
+    out: &mut FrontEndOutput,
+    counters: &mut Counters,
+) {
+    counters.clipping_invocations += 1;
+    let codes = s.map(|k| shaded.outcodes[k]);
+    match classify(codes) {
+        ClipDecision::Reject => counters.culled_frustum += 1,
+        ClipDecision::Accept => {
+            counters.clipping_primitives += 1;
+            let pos = s.map(|k| &shaded.positions[k]);
+            let attrs = s.map(|k| shaded.attrs_of(k));
+            emit_triangle(setup, pos, attrs, out, counters);
+        }
+        ClipDecision::Clip => {
+            counters.primitives_clipped += 1;
+            let pos = s.map(|k| &shaded.positions[k]);
+            let attrs = s.map(|k| shaded.attrs_of(k));
+            let poly = clipper.clip(clip_space, pos, attrs, codes, flat);
+            let w = poly.words;
+            for i in 1..poly.len().saturating_sub(1) {
+                counters.clipping_primitives += 1;
+                let idx = [0, i, i + 1];
+                let pos = idx.map(|k| &poly.positions[k]);
+                let attrs = idx.map(|k| &poly.attrs[k * w..(k + 1) * w]);
+                emit_triangle(setup, pos, attrs, out, counters);
+            }
+        }
+    }
+}
+
+fn emit_triangle(
+    setup: &SetupState,
+    pos: [&[f32; 4]; 3],
+    attrs: [&[u32]; 3],
+    out: &mut FrontEndOutput,
+    counters: &mut Counters,
+) {
+    match setup.setup(pos, out.attrs.len() as u32) {
+        Ok(tri) => {
+            for k in tri.vertex_order {
+                out.attrs.extend_from_slice(attrs[k]);
+            }
+            counters.triangles_setup += 1;
+            let index = out.triangles.len() as u32;
+            out.bins.insert(index, &tri.bounds, counters);
+            out.triangles.push(tri);
+        }
+        Err(Culled::ZeroArea) => counters.culled_zero_area += 1,
+        Err(Culled::BackFace) => counters.culled_backface += 1,
+        Err(Culled::OutsideScissor) => counters.culled_scissor += 1,
+    }
+}
+
+fn back_end(
+    call: &DrawCall<'_>,
+    fb: &mut Framebuffer<'_>,
+    front: &FrontEndOutput,
+    budget: &mut u64,
+    counters: &mut Counters,
+) -> Result<(), DrawError> {
+    let p = call.pipeline;
+    if front.triangles.is_empty() {
+        return Ok(());
+    }
+    let width = fb.width;
+    let samples = fb.samples;
+    let colors = fb
+        .colors
+        .iter_mut()
+        .zip(&p.desc.targets)
+        .map(|(surface, state)| match (surface, state) {
+            (Some(surface), Some(state)) => Some(ColorSurface {
+                state: *state,
+                data: &mut *surface.data,
+            }),
+            _ => None,
+        })
+        .collect();
+    let depth = match (&mut fb.depth, &p.desc.depth_stencil) {
+        (Some(target), Some(ds)) => Some(DepthUnit {
+            format: target.format,
+            compare: ds.depth_compare,
+            write_enabled: ds.depth_write_enabled,
+            data: &mut *target.data,
+            width,
+            samples,
+        }),
+        _ => None,
+    };
+    let mut pixels = PixelPipe::new(
+        p,
+        Resources {
+            buffers: &call.fragment_resources,
+        },
+        &front.triangles,
+        &front.attrs,
+        call.viewport,
+        call.blend_constant.to_array(),
+        width,
+        colors,
+        depth,
+    );
+    let pattern = SamplePattern::for_count(samples);
+    for (t, bin) in front.bins.bins.iter().enumerate() {
+        if bin.is_empty() {
+            continue;
+        }
+        let rect = front.bins.tile_rect(t);
+        for &index in bin {
+            let tri = &front.triangles[index as usize];
+            let mut result = Ok(());
+            rasterize(tri, &rect, &pattern, counters, |quad, counters| {
+                if result.is_ok() {
+                    result = pixels.push(index, quad, budget, counters);
+                }
+            });
+            result?;
+        }
+        pixels.flush(budget, counters)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Input assembler (T3 "Input Assembler stage"): index fetch and vertex attribute fetch.
+//!
+//! Every read is bounds-checked: an index read past the end of the index buffer returns 0,
+//! and an attribute whose bytes are not all inside its vertex buffer reads as zero (missing
+//! components then take their 0, 0, 0, 1 defaults). Both count as out-of-bounds fetches.
+
+use rastra_stats::Counters;
+
+use crate::format::{IndexFormat, VertexFormat};
+use crate::state::VertexStepMode;
+
+/// Where a draw's vertex indices come from.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexSource<'a> {
+    /// `draw`: indices `first, first + 1, …`.
+    Sequential { first: u32 },
+    /// `draw_indexed`: indices read from memory, `first` elements in, plus `base_vertex`.
+    Indexed {
+        data: &'a [u8],
+        format: IndexFormat,
+        first: u32,
+        base_vertex: i32,
+    },
+}
+
+/// One fetched index: a vertex id, or a strip cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fetched {
+    Vertex(u32),
+    Restart,
+}
+
+impl IndexSource<'_> {
+    /// Fetches the `i`-th index of the draw. `restart` enables primitive restart (strips).
+    #[inline]
+    pub fn fetch(&self, i: u32, restart: bool, counters: &mut Counters) -> Fetched {
+        match *self {
+            IndexSource::Sequential { first } => Fetched::Vertex(first.wrapping_add(i)),
+            IndexSource::Indexed {
+                data,
+                format,
+                first,
+                base_vertex,
+            } => {
+                let at = (first as u64 + i as u64) * format.size() as u64;
+                let value = if at + format.size() as u64 <= data.len() as u64 {
+                    let at = at as usize;
+                    match format {
+                        IndexFormat::Uint16 => u16::from_le_bytes([data[at], data[at + 1]]) as u32,
+                        IndexFormat::Uint32 => {
+                            u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
+                        }
+                    }
+                } else {
+                    counters.out_of_bounds_fetches += 1;
+                    0
+                };
+                if restart && value == format.restart_value() {
+                    Fetched::Restart
+                } else {
+                    Fetched::Vertex(value.wrapping_add_signed(base_vertex))
+                }
+            }
+        }
+    }
+}
+
+/// Reads one vertex attribute for vertex id `vertex` of instance `instance` from `buffer`
+/// (the bound slice of the vertex buffer), as four raw register values.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn fetch_attribute(
+    buffer: &[u8],
+    format: VertexFormat,
+    offset: u64,
+    stride: u64,
+    step: VertexStepMode,
+    vertex: u32,
+    instance: u32,
+    counters: &mut Counters,
+) -> [u32; 4] {
+    let element = match step {
+        VertexStepMode::Vertex => vertex,
+        VertexStepMode::Instance => instance,
+    } as u64;
+    let at = element * stride + offset;
+    let size = format.size() as u64;
+    if at + size <= buffer.len() as u64 {
+        format.unpack(&buffer[at as usize..(at + size) as usize])
+    } else {
+        counters.out_of_bounds_fetches += 1;
+        format.unpack(&[0u8; 16][..size as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_reads_past_the_end_return_zero() {
+        let data = [5u8, 0, 7, 0];
+        let source = IndexSource::Indexed {
+            data: &data,
+            format: IndexFormat::Uint16,
+            first: 1,
+            base_vertex: 10,
+        };
+        let mut c = Counters::default();
+        assert_eq!(source.fetch(0, false, &mut c), Fetched::Vertex(17));
+        assert_eq!(source.fetch(1, false, &mut c), Fetched::Vertex(10));
+        assert_eq!(c.out_of_bounds_fetches, 1);
+    }
+
+    #[test]
+    fn restart_only_when_enabled() {
+        let data = [0xff, 0xff];
+        let source = IndexSource::Indexed {
+            data: &data,
+            format: IndexFormat::Uint16,
+            first: 0,
+            base_vertex: 0,
+        };
+        let mut c = Counters::default();
+        assert_eq!(source.fetch(0, true, &mut c), Fetched::Restart);
+        assert_eq!(source.fetch(0, false, &mut c), Fetched::Vertex(0xffff));
+    }
+
+    #[test]
+    fn attribute_out_of_range_reads_zero() {
+        let buf = 1.5f32.to_le_bytes();
+        let mut c = Counters::default();
+        let ok = fetch_attribute(
+            &buf,
+            VertexFormat::Float32,
+            0,
+            4,
+            VertexStepMode::Vertex,
+            0,
+            0,
+            &mut c,
+        );
+        assert_eq!(ok[0], 1.5f32.to_bits());
+        let oob = fetch_attribute(
+            &buf,
+            VertexFormat::Float32,
+            0,
+            4,
+            VertexStepMode::Vertex,
+            1,
+            0,
+            &mut c,
+        );
+        assert_eq!(oob, [0, 0, 0, 1.0f32.to_bits()]);
+        assert_eq!(c.out_of_bounds_fetches, 1);
+    }
+}

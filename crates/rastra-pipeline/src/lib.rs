@@ -1,0 +1,37 @@
+//! rastra's fixed-function pipeline: the units between the API and memory, in pipeline order.
+//!
+//! ```text
+//! draw ─► input_assembler ─► vertex (batches of ≤32 unique vertices, shaded on the cores)
+//!      ─► primitive (assembly) ─► clip (out-codes, guard band) ─► setup (divide, viewport,
+//!         8-bit snap, cull, edge functions) ─► binning (screen tiles, API order)
+//!      ─► raster (coarse 8×8 blocks, fine 2×2 quads) ─► depth (early Z) ─► pixel (quad warps
+//!         on the cores, helper lanes) ─► depth (late Z) ─► output_merger (blend, masks, store)
+//! ```
+//!
+//! Units are modules named after the stage they implement; [`draw`] is the command processor's
+//! entry point that runs one draw through all of them. Every unit counts its work in
+//! [`rastra_stats::Counters`] where the work happens.
+
+pub mod format;
+pub mod state;
+
+pub mod link;
+pub mod memory;
+
+pub mod binning;
+pub mod clip;
+pub mod depth;
+pub mod input_assembler;
+pub mod interpolate;
+pub mod output_merger;
+pub mod pixel;
+pub mod primitive;
+pub mod raster;
+pub mod setup;
+pub mod vertex;
+
+pub mod draw;
+
+pub use draw::{DrawCall, DrawError, DrawRange, draw};
+pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};
+pub use memory::{ColorTarget, DepthTarget, Framebuffer};

@@ -1,0 +1,329 @@
+//! Pixel processing (T8 "Going wide", "helper pixels", T7 early/late Z, T9 join): quads from
+//! the rasterizer go through the early depth test, are packed into warps of
+//! `WARP_LANES / 4` quads, shaded on the shader cores with every lane of a quad active
+//! (uncovered pixels run as helper lanes so derivatives exist), then pass the late depth test
+//! and the output merger — lane by lane in the order the quads arrived, which is API order.
+//!
+//! Ordering invariant: with [`DepthMode::EarlyTestLateWrite`] a quad is tested before
+//! shading but its depth is written after; a warp therefore never holds two quads at the
+//! same position (the pending warp is flushed first), so a later quad's early test always
+//! sees the earlier quad's depth write (T7's early/late write race).
+
+use rastra_shader::{FULL_MASK, Mask, Resources, Sampling, WARP_LANES, Warp};
+use rastra_stats::Counters;
+
+use crate::depth::DepthUnit;
+use crate::interpolate::{Barycentrics, barycentrics, depth_at, interpolate_word, pixel_center};
+use crate::link::{DepthMode, RenderPipeline};
+use crate::memory::texel_offset;
+use crate::output_merger::write_sample;
+use crate::raster::{Quad, SamplePattern};
+use crate::setup::{SUBPIXEL_BITS, Triangle};
+use crate::state::{ColorTargetState, Viewport};
+
+const QUADS_PER_WARP: usize = WARP_LANES / 4;
+
+/// A quad waiting for a warp.
+#[derive(Clone, Copy)]
+struct Pending {
+    tri: u32,
+    quad: Quad,
+    /// Depth of each sample of each pixel.
+    z: [[f32; 4]; 4],
+}
+
+/// A colour target as the output merger sees it.
+pub struct ColorSurface<'fb> {
+    pub state: ColorTargetState,
+    pub data: &'fb mut [u8],
+}
+
+/// The pixel pipeline of one draw: early Z, pixel shading, late Z, output merger.
+pub struct PixelPipe<'a, 'fb> {
+    pub pipeline: &'a RenderPipeline,
+    pub resources: Resources<'a>,
+    pub triangles: &'a [Triangle],
+    pub attrs: &'a [u32],
+    pub pattern: SamplePattern,
+    pub viewport: Viewport,
+    pub blend_constant: [f32; 4],
+    pub width: u32,
+    pub colors: Vec<Option<ColorSurface<'fb>>>,
+    pub depth: Option<DepthUnit<'fb>>,
+    pub warp: Option<Warp>,
+    pending: Vec<Pending>,
+}
+
+impl<'a, 'fb> PixelPipe<'a, 'fb> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pipeline: &'a RenderPipeline,
+        resources: Resources<'a>,
+        triangles: &'a [Triangle],
+        attrs: &'a [u32],
+        viewport: Viewport,
+        blend_constant: [f32; 4],
+        width: u32,
+        colors: Vec<Option<ColorSurface<'fb>>>,
+        depth: Option<DepthUnit<'fb>>,
+    ) -> Self {
+        PixelPipe {
+            pipeline,
+            resources,
+            triangles,
+            attrs,
+            pattern: SamplePattern::for_count(pipeline.samples()),
+            viewport,
+            blend_constant,
+            width,
+            colors,
+            depth,
+            warp: pipeline.desc.fragment.as_deref().map(Warp::new),
+            pending: Vec::with_capacity(QUADS_PER_WARP),
+        }
+    }
+
+    /// Takes one rasterized quad of triangle `tri`.
+    pub fn push(
+        &mut self,
+        tri: u32,
+        mut quad: Quad,
+        budget: &mut u64,
+        counters: &mut Counters,
+    ) -> Result<(), rastra_shader::ExecError> {
+        let mode = self.pipeline.depth_mode;
+        if mode == DepthMode::EarlyTestLateWrite
+            && self
+                .pending
+                .iter()
+                .any(|p| p.quad.x == quad.x && p.quad.y == quad.y)
+        {
+            self.flush(budget, counters)?;
+        }
+        let t = &self.triangles[tri as usize];
+        let mut z = [[0.0f32; 4]; 4];
+        if mode != DepthMode::Off {
+            for i in 0..4 {
+                let cov = quad.coverage[i];
+                if cov == 0 {
+                    continue;
+                }
+                let px = (quad.x + (i as u32 & 1)) as i64;
+                let py = (quad.y + (i as u32 >> 1)) as i64;
+                for s in 0..self.pattern.count as usize {
+                    if cov & (1 << s) != 0 {
+                        let [ox, oy] = self.pattern.offsets[s];
+                        z[i][s] =
+                            depth_at(t, (px << SUBPIXEL_BITS) + ox, (py << SUBPIXEL_BITS) + oy);
+                    }
+                }
+            }
+        }
+        if matches!(
+            mode,
+            DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
+        ) {
+            let depth = self
+                .depth
+                .as_mut()
+                .expect("depth mode implies a depth target");
+            for i in 0..4 {
+                let cov = quad.coverage[i];
+                if cov == 0 {
+                    continue;
+                }
+                let px = quad.x + (i as u32 & 1);
+                let py = quad.y + (i as u32 >> 1);
+                let pass = depth.test(px, py, cov, &z[i], mode == DepthMode::EarlyTestWrite);
+                counters.early_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
+                if mode == DepthMode::EarlyTestWrite && depth.write_enabled {
+                    counters.depth_samples_written += pass.count_ones() as u64;
+                }
+                quad.coverage[i] = pass;
+            }
+            if quad.is_empty() {
+                return Ok(());
+            }
+        }
+        if self.warp.is_none() {
+            // No fragment shader: depth-only rendering ends at the depth unit.
+            return Ok(());
+        }
+        self.pending.push(Pending { tri, quad, z });
+        if self.pending.len() == QUADS_PER_WARP {
+            self.flush(budget, counters)?;
+        }
+        Ok(())
+    }
+
+    /// Shades the pending quads and sends their results through late Z and the output merger.
+    pub fn flush(
+        &mut self,
+        budget: &mut u64,
+        counters: &mut Counters,
+    ) -> Result<(), rastra_shader::ExecError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let Some(warp) = self.warp.as_mut() else {
+            self.pending.clear();
+            return Ok(());
+        };
+        let p = self.pipeline;
+        let words = p.varying_words as usize;
+        let lanes = self.pending.len() * 4;
+        let active: Mask = if lanes == 32 {
+            FULL_MASK
+        } else {
+            (1u32 << lanes) - 1
+        };
+        let mut helpers: Mask = 0;
+        for (q, pend) in self.pending.iter().enumerate() {
+            let t = &self.triangles[pend.tri as usize];
+            let vertex_attrs = &self.attrs[t.attrs as usize..t.attrs as usize + 3 * words];
+            for i in 0..4 {
+                let lane = q * 4 + i;
+                let cov = pend.quad.coverage[i];
+                if cov == 0 {
+                    helpers |= 1 << lane;
+                }
+                let px = pend.quad.x + (i as u32 & 1);
+                let py = pend.quad.y + (i as u32 >> 1);
+                let (cx, cy) = pixel_center(px, py);
+                let center = barycentrics(t, cx, cy);
+                let centroid = if cov != 0 && cov != self.pattern.full_mask() {
+                    let s = cov.trailing_zeros() as usize;
+                    let [ox, oy] = self.pattern.offsets[s];
+                    barycentrics(
+                        t,
+                        ((px as i64) << SUBPIXEL_BITS) + ox,
+                        ((py as i64) << SUBPIXEL_BITS) + oy,
+                    )
+                } else {
+                    center
+                };
+                if let Some(reg) = p.frag_position_reg {
+                    let z = center.linear[0] * t.z[0]
+                        + center.linear[1] * t.z[1]
+                        + center.linear[2] * t.z[2];
+                    let r = warp.regs_mut(reg, 4);
+                    r[0][lane] = (px as f32 + 0.5).to_bits();
+                    r[1][lane] = (py as f32 + 0.5).to_bits();
+                    r[2][lane] = z.to_bits();
+                    r[3][lane] = center.inv_w.to_bits();
+                }
+                if let Some(reg) = p.front_facing_reg {
+                    warp.regs_mut(reg, 1)[0][lane] = t.front_facing as u32;
+                }
+                if let Some(reg) = p.sample_mask_in_reg {
+                    warp.regs_mut(reg, 1)[0][lane] = cov as u32;
+                }
+                for v in &p.varyings {
+                    let b: &Barycentrics = if v.sampling == Sampling::Centroid {
+                        &centroid
+                    } else {
+                        &center
+                    };
+                    let regs = warp.regs_mut(v.fs_reg, v.components);
+                    for (c, reg) in regs.iter_mut().enumerate() {
+                        let w = v.word as usize + c;
+                        let values = [
+                            vertex_attrs[w],
+                            vertex_attrs[words + w],
+                            vertex_attrs[2 * words + w],
+                        ];
+                        reg[lane] = interpolate_word(v.interpolation, b, values);
+                    }
+                }
+            }
+        }
+        let program = p
+            .desc
+            .fragment
+            .as_deref()
+            .expect("a warp implies a fragment shader");
+        let info = rastra_shader::execute(program, warp, active, helpers, &self.resources, budget)?;
+        counters.pixel_warps += 1;
+        counters.pixel_instructions += info.instructions;
+        counters.helper_lanes += helpers.count_ones() as u64;
+        counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
+        counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;
+
+        let samples = self.pattern.count;
+        let (dmin, dmax) = (
+            self.viewport.min_depth.min(self.viewport.max_depth),
+            self.viewport.min_depth.max(self.viewport.max_depth),
+        );
+        for (q, pend) in self.pending.iter().enumerate() {
+            for i in 0..4 {
+                let lane = q * 4 + i;
+                let mut cov = pend.quad.coverage[i];
+                if cov == 0 || info.discarded & (1 << lane) != 0 {
+                    continue;
+                }
+                let px = pend.quad.x + (i as u32 & 1);
+                let py = pend.quad.y + (i as u32 >> 1);
+                let mut z = pend.z[i];
+                if let Some(reg) = p.frag_depth_reg {
+                    let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
+                    z = [d; 4];
+                }
+                match p.depth_mode {
+                    DepthMode::Late => {
+                        let depth = self.depth.as_mut().expect("late Z implies a depth target");
+                        let pass = depth.test(px, py, cov, &z, true);
+                        counters.late_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
+                        cov = pass;
+                    }
+                    DepthMode::EarlyTestLateWrite => {
+                        self.depth
+                            .as_mut()
+                            .expect("depth mode implies a depth target")
+                            .write(px, py, cov, &z);
+                    }
+                    DepthMode::EarlyTestWrite | DepthMode::Off => {}
+                }
+                if cov == 0 {
+                    continue;
+                }
+                if matches!(
+                    p.depth_mode,
+                    DepthMode::Late | DepthMode::EarlyTestLateWrite
+                ) {
+                    if let Some(d) = &self.depth {
+                        if d.write_enabled {
+                            counters.depth_samples_written += cov.count_ones() as u64;
+                        }
+                    }
+                }
+                for out in &p.color_outputs {
+                    let Some(surface) = self.colors[out.target].as_mut() else {
+                        continue;
+                    };
+                    let regs = warp.regs(out.reg, out.components);
+                    let mut color = [0.0, 0.0, 0.0, 1.0];
+                    for (c, reg) in regs.iter().enumerate() {
+                        color[c] = f32::from_bits(reg[lane]);
+                    }
+                    let size = surface.state.format.texel_size();
+                    for s in 0..samples {
+                        if cov & (1 << s) == 0 {
+                            continue;
+                        }
+                        let at = texel_offset(self.width, samples, size, px, py, s);
+                        let blended = write_sample(
+                            &surface.state,
+                            &mut surface.data[at..at + size],
+                            color,
+                            self.blend_constant,
+                        );
+                        counters.samples_written += 1;
+                        counters.samples_blended += blended as u64;
+                    }
+                }
+            }
+        }
+        self.pending.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,237 @@
+//! Projection, viewport transform, sub-pixel snapping, culling and triangle setup (T5
+//! "Projection and viewport transform", "Back-face and other triangle culling"; T6 "So what
+//! does triangle setup do?").
+//!
+//! Coordinate spaces, in order: clip space (`[f32; 4]`, what the vertex shader writes) →
+//! NDC (divide by w) → framebuffer space (pixels, y down, viewport applied) → snapped
+//! framebuffer space ([`Fixed`], 8 fractional bits, D3D11/Vulkan's required sub-pixel
+//! precision). Everything from snapping on is integer: edge functions are exact, so
+//! rasterization is watertight.
+//!
+//! Edge functions: for an edge from vertex i to vertex j and a point p (all in 1/256 pixel
+//! units), `E(p) = (Xj − Xi)(py − Yi) − (Yj − Yi)(px − Xi)`. Setup orders the vertices so the
+//! doubled area `A` is positive; then p is inside when all three `E(p) ≥ 0`, ties broken by
+//! the top-left rule: a sample exactly on an edge is inside only if the edge is a top edge
+//! (horizontal, interior below) or a left edge (interior to the right). Edge `k` is the one
+//! opposite vertex `k`, so `E_k(p) / A` is vertex k's screen-space barycentric coordinate.
+
+use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
+
+/// Fractional bits of snapped coordinates.
+pub const SUBPIXEL_BITS: u32 = 8;
+/// One pixel in snapped units.
+pub const SUBPIXEL_ONE: i64 = 1 << SUBPIXEL_BITS;
+
+/// A snapped framebuffer coordinate: pixels × 256.
+pub type Fixed = i64;
+
+/// Snaps a framebuffer coordinate to the sub-pixel grid (round to nearest, ties to even).
+#[inline]
+pub fn snap(v: f32) -> Fixed {
+    (v * SUBPIXEL_ONE as f32).round_ties_even() as Fixed
+}
+
+/// One edge function `E(x, y) = a·x + b·y + c` over snapped coordinates, with the fill-rule
+/// bias kept apart so barycentrics stay exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub a: i64,
+    pub b: i64,
+    pub c: i64,
+    /// 0 for top and left edges, −1 otherwise: a sample is inside when `E + bias ≥ 0`.
+    pub bias: i64,
+}
+
+impl Edge {
+    fn new(from: [Fixed; 2], to: [Fixed; 2]) -> Edge {
+        let dx = to[0] - from[0];
+        let dy = to[1] - from[1];
+        let top_left = dy < 0 || (dy == 0 && dx > 0);
+        Edge {
+            a: -dy,
+            b: dx,
+            c: dy * from[0] - dx * from[1],
+            bias: if top_left { 0 } else { -1 },
+        }
+    }
+
+    /// The edge function at a snapped point (unbiased).
+    #[inline]
+    pub fn eval(&self, x: Fixed, y: Fixed) -> i64 {
+        self.a * x + self.b * y + self.c
+    }
+
+    /// Whether a snapped point is inside this edge under the top-left rule.
+    #[inline]
+    pub fn inside(&self, x: Fixed, y: Fixed) -> bool {
+        self.eval(x, y) + self.bias >= 0
+    }
+}
+
+/// Inclusive pixel rectangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelRect {
+    pub x0: u32,
+    pub y0: u32,
+    pub x1: u32,
+    pub y1: u32,
+}
+
+/// A triangle ready for rasterization: the per-triangle constants T6 and T7 list.
+#[derive(Clone, Debug)]
+pub struct Triangle {
+    /// Edge `k` is opposite vertex `k`.
+    pub edges: [Edge; 3],
+    /// Doubled area in snapped units², always positive.
+    pub area: i64,
+    /// Pixels that may hold covered samples, already clipped to viewport, scissor and
+    /// framebuffer.
+    pub bounds: PixelRect,
+    /// Framebuffer depth of each vertex (viewport depth range applied).
+    pub z: [f32; 3],
+    /// 1 / clip w of each vertex, for perspective-correct interpolation.
+    pub inv_w: [f32; 3],
+    pub front_facing: bool,
+    /// API-order index of each of the triangle's vertices (setup may swap 1 and 2 to make
+    /// the area positive; vertex 0, the provoking vertex, never moves).
+    pub vertex_order: [usize; 3],
+    /// Index of the first of this triangle's three vertices' attribute blocks in the draw's
+    /// attribute arena (`3 × varying_words` words, vertex order matching `z` and `inv_w`).
+    pub attrs: u32,
+}
+
+/// Why setup dropped a triangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Culled {
+    ZeroArea,
+    BackFace,
+    OutsideScissor,
+}
+
+/// Per-draw setup configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct SetupState {
+    pub viewport: Viewport,
+    /// Pixels the draw may touch: viewport ∩ scissor ∩ framebuffer, inclusive.
+    pub clip_rect: Option<PixelRect>,
+    pub cull_mode: CullMode,
+    pub front_face: FrontFace,
+    pub depth_clamp: bool,
+}
+
+impl SetupState {
+    pub fn new(
+        viewport: Viewport,
+        scissor: ScissorRect,
+        width: u32,
+        height: u32,
+        cull_mode: CullMode,
+        front_face: FrontFace,
+        depth_clamp: bool,
+    ) -> SetupState {
+        let vx0 = viewport.x.floor().max(0.0) as u32;
+        let vy0 = viewport.y.floor().max(0.0) as u32;
+        let vx1 = ((viewport.x + viewport.width).ceil().max(0.0) as u32).min(width);
+        let vy1 = ((viewport.y + viewport.height).ceil().max(0.0) as u32).min(height);
+        let x0 = vx0.max(scissor.x);
+        let y0 = vy0.max(scissor.y);
+        let x1 = vx1.min(scissor.x.saturating_add(scissor.width)).min(width);
+        let y1 = vy1
+            .min(scissor.y.saturating_add(scissor.height))
+            .min(height);
+        let clip_rect = (x0 < x1 && y0 < y1).then(|| PixelRect {
+            x0,
+            y0,
+            x1: x1 - 1,
+            y1: y1 - 1,
+        });
+        SetupState {
+            viewport,
+            clip_rect,
+            cull_mode,
+            front_face,
+            depth_clamp,
+        }
+    }
+
+    /// Projects, snaps, culls and sets up one triangle. `attrs` is stored as given.
+    pub fn setup(&self, clip: [&[f32; 4]; 3], attrs: u32) -> Result<Triangle, Culled> {
+        let vp = &self.viewport;
+        let mut fixed = [[0 as Fixed; 2]; 3];
+        let mut z = [0.0f32; 3];
+        let mut inv_w = [0.0f32; 3];
+        for k in 0..3 {
+            let [x, y, zc, w] = *clip[k];
+            let iw = 1.0 / w;
+            let (nx, ny, nz) = (x * iw, y * iw, zc * iw);
+            let fx = vp.x + (nx + 1.0) * 0.5 * vp.width;
+            let fy = vp.y + (1.0 - ny) * 0.5 * vp.height;
+            let mut fz = vp.min_depth + nz * (vp.max_depth - vp.min_depth);
+            if self.depth_clamp {
+                fz = fz.clamp(
+                    vp.min_depth.min(vp.max_depth),
+                    vp.min_depth.max(vp.max_depth),
+                );
+            }
+            fixed[k] = [snap(fx), snap(fy)];
+            z[k] = fz;
+            inv_w[k] = iw;
+        }
+        let [p0, p1, p2] = fixed;
+        let area = (p1[0] - p0[0]) * (p2[1] - p0[1]) - (p2[0] - p0[0]) * (p1[1] - p0[1]);
+        if area == 0 {
+            return Err(Culled::ZeroArea);
+        }
+        // Framebuffer y points down, so a counter-clockwise triangle (as seen with y up, the
+        // way WebGPU/Vulkan define winding) has a negative area here.
+        let front_facing = match self.front_face {
+            FrontFace::Ccw => area < 0,
+            FrontFace::Cw => area > 0,
+        };
+        match (self.cull_mode, front_facing) {
+            (CullMode::Back, false) | (CullMode::Front, true) => return Err(Culled::BackFace),
+            _ => {}
+        }
+        // Orient positively by swapping vertices 1 and 2 (vertex 0, the provoking vertex,
+        // stays first). `order` says where each original vertex went.
+        let order = if area > 0 { [0, 1, 2] } else { [0, 2, 1] };
+        let p = order.map(|k| fixed[k]);
+        let area = area.abs();
+        let edges = [
+            Edge::new(p[1], p[2]),
+            Edge::new(p[2], p[0]),
+            Edge::new(p[0], p[1]),
+        ];
+        let Some(rect) = self.clip_rect else {
+            return Err(Culled::OutsideScissor);
+        };
+        let min_x = p.iter().map(|v| v[0]).min().unwrap();
+        let max_x = p.iter().map(|v| v[0]).max().unwrap();
+        let min_y = p.iter().map(|v| v[1]).min().unwrap();
+        let max_y = p.iter().map(|v| v[1]).max().unwrap();
+        // A pixel's samples lie strictly inside it, so pixels outside [min, max] >> 8 can
+        // hold no covered sample.
+        let bx0 = (min_x >> SUBPIXEL_BITS).max(rect.x0 as i64);
+        let by0 = (min_y >> SUBPIXEL_BITS).max(rect.y0 as i64);
+        let bx1 = (max_x >> SUBPIXEL_BITS).min(rect.x1 as i64);
+        let by1 = (max_y >> SUBPIXEL_BITS).min(rect.y1 as i64);
+        if bx0 > bx1 || by0 > by1 {
+            return Err(Culled::OutsideScissor);
+        }
+        Ok(Triangle {
+            edges,
+            area,
+            bounds: PixelRect {
+                x0: bx0 as u32,
+                y0: by0 as u32,
+                x1: bx1 as u32,
+                y1: by1 as u32,
+            },
+            z: order.map(|k| z[k]),
+            inv_w: order.map(|k| inv_w[k]),
+            front_facing,
+            vertex_order: order,
+            attrs,
+        })
+    }
+}

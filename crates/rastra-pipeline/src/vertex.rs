@@ -1,0 +1,244 @@
+//! Vertex batching and vertex shading (T3 "Vertex Caching and Shading").
+//!
+//! The batcher walks primitives in API order and gathers up to [`BATCH_VERTICES`] unique
+//! vertices, using the vertex ids as cache tags: an index already in the batch is a hit and
+//! reuses that slot; a miss allocates a new slot. When a primitive's misses no longer fit,
+//! the batch is closed and a new one starts from an empty tag array, so batches are
+//! independent and a primitive is never split between two. Each batch is shaded on the
+//! shader cores in warps of [`WARP_LANES`] lanes, every vertex exactly once.
+
+use rastra_shader::{Mask, Resources, WARP_LANES, Warp};
+use rastra_stats::Counters;
+
+use crate::clip::ClipSpace;
+use crate::input_assembler::fetch_attribute;
+use crate::link::{RenderPipeline, VertexInputSource};
+
+/// Unique vertices per batch.
+pub const BATCH_VERTICES: usize = 32;
+
+/// A batch: the cache tags (vertex ids, one per slot) and the primitives as slot triples.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    pub tags: Vec<u32>,
+    pub prims: Vec<[u8; 3]>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.tags.clear();
+        self.prims.clear();
+    }
+
+    /// Slot holding `id`, if it is cached in this batch.
+    #[inline]
+    fn lookup(&self, id: u32) -> Option<u8> {
+        self.tags.iter().position(|&t| t == id).map(|s| s as u8)
+    }
+
+    /// Tries to add a triangle; false when its misses do not fit (the batch is unchanged).
+    fn try_add(&mut self, tri: [u32; 3], counters: &mut Counters) -> bool {
+        let mut misses = 0;
+        for (k, &id) in tri.iter().enumerate() {
+            if self.lookup(id).is_none() && !tri[..k].contains(&id) {
+                misses += 1;
+            }
+        }
+        if self.tags.len() + misses > BATCH_VERTICES {
+            return false;
+        }
+        let mut slots = [0u8; 3];
+        for (k, &id) in tri.iter().enumerate() {
+            slots[k] = match self.lookup(id) {
+                Some(slot) => {
+                    counters.vertex_cache_hits += 1;
+                    slot
+                }
+                None => {
+                    self.tags.push(id);
+                    (self.tags.len() - 1) as u8
+                }
+            };
+        }
+        self.prims.push(slots);
+        true
+    }
+}
+
+/// Forms batches from a stream of triangles.
+#[derive(Default)]
+pub struct Batcher {
+    batch: Batch,
+}
+
+impl Batcher {
+    /// Adds a triangle. When the current batch is full it is passed to `dispatch` first and a
+    /// new batch is started.
+    pub fn push(
+        &mut self,
+        tri: [u32; 3],
+        counters: &mut Counters,
+        dispatch: &mut impl FnMut(&Batch, &mut Counters),
+    ) {
+        if !self.batch.try_add(tri, counters) {
+            self.flush(counters, dispatch);
+            let fits = self.batch.try_add(tri, counters);
+            debug_assert!(fits, "a triangle always fits an empty batch");
+        }
+    }
+
+    /// Dispatches the current batch, if it has any primitive.
+    pub fn flush(
+        &mut self,
+        counters: &mut Counters,
+        dispatch: &mut impl FnMut(&Batch, &mut Counters),
+    ) {
+        if !self.batch.prims.is_empty() {
+            counters.vertex_batches += 1;
+            dispatch(&self.batch, counters);
+        }
+        self.batch.clear();
+    }
+}
+
+/// The shaded vertices of one batch, slot-indexed: clip positions, out-codes and the
+/// varyings the fragment shader reads (`words` per vertex).
+#[derive(Default)]
+pub struct ShadedBatch {
+    pub positions: Vec<[f32; 4]>,
+    pub outcodes: Vec<u16>,
+    pub attrs: Vec<u32>,
+    pub words: usize,
+}
+
+impl ShadedBatch {
+    /// Attribute words of slot `s`.
+    #[inline]
+    pub fn attrs_of(&self, s: usize) -> &[u32] {
+        &self.attrs[s * self.words..(s + 1) * self.words]
+    }
+}
+
+/// What vertex shading of a draw needs besides the batch.
+pub struct VertexShading<'a> {
+    pub pipeline: &'a RenderPipeline,
+    pub vertex_buffers: &'a [&'a [u8]],
+    pub resources: Resources<'a>,
+    pub clip_space: ClipSpace,
+}
+
+impl VertexShading<'_> {
+    /// Shades every vertex of `batch` for `instance`, writing the results to `out`.
+    pub fn shade(
+        &self,
+        batch: &Batch,
+        instance: u32,
+        warp: &mut Warp,
+        out: &mut ShadedBatch,
+        budget: &mut u64,
+        counters: &mut Counters,
+    ) -> Result<(), rastra_shader::ExecError> {
+        let p = self.pipeline;
+        let program = &p.desc.vertex;
+        let words = p.varying_words as usize;
+        let n = batch.tags.len();
+        out.words = words;
+        out.positions.clear();
+        out.positions.resize(n, [0.0; 4]);
+        out.outcodes.clear();
+        out.outcodes.resize(n, 0);
+        out.attrs.clear();
+        out.attrs.resize(n * words, 0);
+        for (w, chunk) in batch.tags.chunks(WARP_LANES).enumerate() {
+            let base = w * WARP_LANES;
+            let active: Mask = if chunk.len() == 32 {
+                u32::MAX
+            } else {
+                (1u32 << chunk.len()) - 1
+            };
+            for input in &p.vertex_inputs {
+                let regs = warp.regs_mut(input.first_reg, input.components);
+                for (lane, &id) in chunk.iter().enumerate() {
+                    let value = match input.source {
+                        VertexInputSource::Attribute {
+                            slot,
+                            format,
+                            offset,
+                            stride,
+                            step,
+                        } => fetch_attribute(
+                            self.vertex_buffers[slot],
+                            format,
+                            offset,
+                            stride,
+                            step,
+                            id,
+                            instance,
+                            counters,
+                        ),
+                        VertexInputSource::VertexIndex => [id, 0, 0, 0],
+                        VertexInputSource::InstanceIndex => [instance, 0, 0, 0],
+                    };
+                    for (c, reg) in regs.iter_mut().enumerate() {
+                        reg[lane] = value[c];
+                    }
+                }
+            }
+            let info = rastra_shader::execute(program, warp, active, 0, &self.resources, budget)?;
+            counters.vertex_warps += 1;
+            counters.vertex_shader_invocations += chunk.len() as u64;
+            counters.vertex_instructions += info.instructions;
+            let pos = warp.regs(p.position_reg, 4);
+            for lane in 0..chunk.len() {
+                let v = [0, 1, 2, 3].map(|c| f32::from_bits(pos[c][lane]));
+                out.positions[base + lane] = v;
+                out.outcodes[base + lane] = self.clip_space.outcode(&v);
+            }
+            for varying in &p.varyings {
+                let regs = warp.regs(varying.vs_reg, varying.components);
+                for lane in 0..chunk.len() {
+                    let at = (base + lane) * words + varying.word as usize;
+                    for (c, reg) in regs.iter().enumerate() {
+                        out.attrs[at + c] = reg[lane];
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_hold_32_unique_vertices_and_never_split_a_triangle() {
+        // A strip-like list: triangle k uses vertices k, k+1, k+2.
+        let mut batcher = Batcher::default();
+        let mut counters = Counters::default();
+        let mut batches = Vec::new();
+        let mut dispatch = |b: &Batch, _: &mut Counters| batches.push(b.clone());
+        for k in 0..40u32 {
+            batcher.push([k, k + 1, k + 2], &mut counters, &mut dispatch);
+        }
+        batcher.flush(&mut counters, &mut dispatch);
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[0].tags.len(), 32);
+        assert_eq!(batches[0].prims.len(), 30);
+        assert_eq!(batches[1].prims.len(), 10);
+        // 40 triangles × 3 references − unique vertices per batch (32 + 12).
+        assert_eq!(counters.vertex_cache_hits, 120 - 44);
+        assert_eq!(counters.vertex_batches, 2);
+    }
+
+    #[test]
+    fn repeated_index_in_one_triangle_is_one_slot() {
+        let mut b = Batch::default();
+        let mut c = Counters::default();
+        assert!(b.try_add([7, 7, 8], &mut c));
+        assert_eq!(b.tags, vec![7, 8]);
+        assert_eq!(b.prims, vec![[0, 0, 1]]);
+        assert_eq!(c.vertex_cache_hits, 1);
+    }
+}

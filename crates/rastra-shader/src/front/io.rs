@@ -1,0 +1,241 @@
+//! Entry-point interface: flattens the entry point's arguments and result into [`IoVar`]s with
+//! their registers, collects the buffer bindings it uses, and drives the lowering of its body
+//! (T3 vertex shading inputs/outputs, T8 pixel shading inputs/outputs).
+
+use naga::{AddressSpace, ArraySize, Binding, TypeInner};
+
+use super::types::{self, unsupported};
+use super::{Lowerer, R, Scope, TySource, Value};
+use crate::ir::{Node, Reg};
+use crate::{
+    BindingKind, BindingVar, Builtin, Interpolation, IoBinding, IoType, IoVar, Program, Sampling,
+    ScalarKind, Stage,
+};
+
+pub(crate) fn lower_entry_point(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    index: usize,
+    stage: Stage,
+) -> R<Program> {
+    let ep = &module.entry_points[index];
+    let finfo = info.get_entry_point(index);
+    let slots = buffer_bindings(module, finfo)?;
+    let mut lw = Lowerer {
+        module,
+        info,
+        next_reg: 0,
+        out: Vec::new(),
+        global_code: Vec::new(),
+        global_scope: Some(Scope {
+            exprs: &module.global_expressions,
+            tys: TySource::Global,
+            values: vec![Value::Undef; module.global_expressions.len()],
+            args: Vec::new(),
+            locals: Vec::new(),
+            result: None,
+        }),
+        privates: Default::default(),
+        slots,
+        uses_derivatives: false,
+        uses_discard: false,
+        scratch: Vec::new(),
+    };
+
+    let mut inputs = Vec::new();
+    let mut args = Vec::new();
+    for arg in &ep.function.arguments {
+        let words = types::words(module, &module.types[arg.ty].inner)?;
+        let first = lw.alloc(words)?;
+        flatten(module, arg.ty, arg.binding.as_ref(), first, &mut inputs)?;
+        args.push(Value::Regs { first, words });
+    }
+    let mut outputs = Vec::new();
+    let result = match ep.function.result {
+        Some(ref res) => {
+            let words = types::words(module, &module.types[res.ty].inner)?;
+            let first = lw.alloc(words)?;
+            flatten(module, res.ty, res.binding.as_ref(), first, &mut outputs)?;
+            Some((first, words))
+        }
+        None => None,
+    };
+
+    let body = lw.nested(|lw| lw.function(&ep.function, finfo, args, result))?;
+    let mut code = std::mem::take(&mut lw.global_code);
+    code.push(Node::Region(body));
+    let writes_depth = outputs
+        .iter()
+        .any(|o: &IoVar| o.binding == IoBinding::Builtin(Builtin::FragDepth));
+    Ok(Program {
+        stage,
+        entry: ep.name.clone(),
+        inputs,
+        outputs,
+        bindings: lw.slots.into_iter().map(|(_, b)| b).collect(),
+        uses_derivatives: lw.uses_derivatives,
+        uses_discard: lw.uses_discard,
+        writes_depth,
+        early_depth_test: ep.early_depth_test.is_some(),
+        workgroup_size: ep.workgroup_size,
+        num_regs: lw.next_reg.max(1),
+        code,
+    })
+}
+
+/// Uniform and storage globals the entry point uses, sorted by (group, binding).
+fn buffer_bindings(
+    module: &naga::Module,
+    finfo: &naga::valid::FunctionInfo,
+) -> R<Vec<(naga::Handle<naga::GlobalVariable>, BindingVar)>> {
+    let mut layouter = naga::proc::Layouter::default();
+    if layouter.update(module.to_ctx()).is_err() {
+        return unsupported("type layout");
+    }
+    let mut slots = Vec::new();
+    for (h, gv) in module.global_variables.iter() {
+        if finfo[h].is_empty() {
+            continue;
+        }
+        let kind = match gv.space {
+            AddressSpace::Uniform => BindingKind::Uniform,
+            AddressSpace::Storage { access } => BindingKind::Storage {
+                read_only: !access.contains(naga::StorageAccess::STORE),
+            },
+            _ => continue,
+        };
+        let Some(rb) = gv.binding else {
+            return unsupported("buffer without @group/@binding");
+        };
+        let min_size = match module.types[gv.ty].inner {
+            TypeInner::Array {
+                size: ArraySize::Dynamic,
+                stride,
+                ..
+            } => stride,
+            TypeInner::Struct { ref members, .. } => match members.last() {
+                Some(last) => match module.types[last.ty].inner {
+                    TypeInner::Array {
+                        size: ArraySize::Dynamic,
+                        stride,
+                        ..
+                    } => last.offset + stride,
+                    _ => layouter[gv.ty].size,
+                },
+                None => layouter[gv.ty].size,
+            },
+            _ => layouter[gv.ty].size,
+        };
+        slots.push((
+            h,
+            BindingVar {
+                group: rb.group,
+                binding: rb.binding,
+                kind,
+                min_size: min_size as u64,
+                name: gv.name.clone().unwrap_or_default(),
+            },
+        ));
+    }
+    slots.sort_by_key(|(_, b)| (b.group, b.binding));
+    Ok(slots)
+}
+
+fn flatten(
+    module: &naga::Module,
+    ty: naga::Handle<naga::Type>,
+    binding: Option<&Binding>,
+    first: Reg,
+    out: &mut Vec<IoVar>,
+) -> R<()> {
+    let inner = &module.types[ty].inner;
+    let Some(binding) = binding else {
+        let TypeInner::Struct { ref members, .. } = *inner else {
+            return unsupported("entry-point value without a binding");
+        };
+        for (i, m) in members.iter().enumerate() {
+            let off = types::member_word_offset(module, members, i)?;
+            flatten(module, m.ty, m.binding.as_ref(), first.offset(off), out)?;
+        }
+        return Ok(());
+    };
+    let (scalar, components) = match *inner {
+        TypeInner::Scalar(s) => (s, 1),
+        TypeInner::Vector { size, scalar } => (scalar, size as u8),
+        _ => return unsupported("entry-point value of non-scalar, non-vector type"),
+    };
+    let scalar = match types::kind(&TypeInner::Scalar(scalar))? {
+        types::Kind::F => ScalarKind::F32,
+        types::Kind::S => ScalarKind::I32,
+        types::Kind::U => ScalarKind::U32,
+        types::Kind::B => ScalarKind::Bool,
+    };
+    let ty = IoType { scalar, components };
+    let (binding, interpolation, sampling) = match *binding {
+        Binding::BuiltIn(b) => (
+            IoBinding::Builtin(builtin(b)?),
+            Interpolation::Flat,
+            Sampling::Center,
+        ),
+        Binding::Location {
+            location,
+            interpolation,
+            sampling,
+            blend_src,
+            per_primitive,
+        } => {
+            if blend_src.is_some() {
+                return unsupported("dual-source blending (@blend_src)");
+            }
+            if per_primitive {
+                return unsupported("per-primitive inputs");
+            }
+            let interpolation = match interpolation {
+                None if scalar != ScalarKind::F32 => Interpolation::Flat,
+                None | Some(naga::Interpolation::Perspective) => Interpolation::Perspective,
+                Some(naga::Interpolation::Linear) => Interpolation::Linear,
+                Some(naga::Interpolation::Flat) => Interpolation::Flat,
+                Some(naga::Interpolation::PerVertex) => {
+                    return unsupported("per-vertex interpolation");
+                }
+            };
+            let sampling = match sampling {
+                Some(naga::Sampling::Centroid) => Sampling::Centroid,
+                Some(naga::Sampling::Sample) => Sampling::Sample,
+                _ => Sampling::Center,
+            };
+            (IoBinding::Location(location), interpolation, sampling)
+        }
+    };
+    out.push(IoVar {
+        binding,
+        ty,
+        interpolation,
+        sampling,
+        first_reg: first.0,
+    });
+    Ok(())
+}
+
+fn builtin(b: naga::BuiltIn) -> R<Builtin> {
+    use naga::BuiltIn as B;
+    Ok(match b {
+        B::Position { .. } => Builtin::Position,
+        B::VertexIndex => Builtin::VertexIndex,
+        B::InstanceIndex => Builtin::InstanceIndex,
+        B::FrontFacing => Builtin::FrontFacing,
+        B::FragDepth => Builtin::FragDepth,
+        B::SampleIndex => Builtin::SampleIndex,
+        B::SampleMask => Builtin::SampleMask,
+        B::LocalInvocationId => Builtin::LocalInvocationId,
+        B::LocalInvocationIndex => Builtin::LocalInvocationIndex,
+        B::GlobalInvocationId => Builtin::GlobalInvocationId,
+        B::WorkGroupId => Builtin::WorkGroupId,
+        B::NumWorkGroups => Builtin::NumWorkGroups,
+        other => {
+            return Err(crate::CompileError::Unsupported(format!(
+                "builtin {other:?}"
+            )));
+        }
+    })
+}

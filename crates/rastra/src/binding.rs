@@ -1,0 +1,98 @@
+//! Bind groups: the buffers a pipeline's shaders read, grouped as WebGPU groups them
+//! (`@group(g) @binding(b)`). Layouts are taken from the shaders themselves (WebGPU's
+//! `layout: "auto"`); compatibility is checked when a draw is recorded.
+
+use std::sync::Arc;
+
+use crate::error::{Error, validation};
+use crate::resource::{Buffer, BufferUsages};
+
+/// A buffer range bound to one binding.
+#[derive(Clone, Debug)]
+pub struct BufferBinding<'a> {
+    pub buffer: &'a Buffer,
+    pub offset: u64,
+    /// None = to the end of the buffer.
+    pub size: Option<u64>,
+}
+
+/// One entry of a bind group.
+#[derive(Clone, Debug)]
+pub struct BindGroupEntry<'a> {
+    pub binding: u32,
+    pub resource: BufferBinding<'a>,
+}
+
+/// Creation parameters of a bind group.
+#[derive(Clone, Debug)]
+pub struct BindGroupDescriptor<'a> {
+    pub label: Option<&'a str>,
+    pub entries: &'a [BindGroupEntry<'a>],
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct BoundBuffer {
+    pub binding: u32,
+    pub buffer: Buffer,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// A set of resource bindings.
+#[derive(Clone, Debug)]
+pub struct BindGroup(pub(crate) Arc<Vec<BoundBuffer>>);
+
+impl BindGroup {
+    pub(crate) fn new(desc: &BindGroupDescriptor<'_>) -> Result<BindGroup, Error> {
+        let mut entries: Vec<BoundBuffer> = Vec::new();
+        for e in desc.entries {
+            if entries.iter().any(|b| b.binding == e.binding) {
+                return validation(format!(
+                    "binding {} appears twice in the bind group",
+                    e.binding
+                ));
+            }
+            let r = &e.resource;
+            let total = r.buffer.size();
+            if r.offset > total {
+                return validation(format!(
+                    "binding {}: offset {} is past the end of the {total}-byte buffer",
+                    e.binding, r.offset
+                ));
+            }
+            let size = r.size.unwrap_or(total - r.offset);
+            if r.offset + size > total || size == 0 {
+                return validation(format!(
+                    "binding {}: range {}..{} does not fit the {total}-byte buffer",
+                    e.binding,
+                    r.offset,
+                    r.offset + size
+                ));
+            }
+            if r.offset % 256 != 0 {
+                return validation(format!(
+                    "binding {}: offset {} is not a multiple of 256",
+                    e.binding, r.offset
+                ));
+            }
+            let usage = r.buffer.usage();
+            if !usage.contains(BufferUsages::UNIFORM) && !usage.contains(BufferUsages::STORAGE) {
+                return validation(format!(
+                    "binding {}: buffer has neither UNIFORM nor STORAGE usage",
+                    e.binding
+                ));
+            }
+            entries.push(BoundBuffer {
+                binding: e.binding,
+                buffer: r.buffer.clone(),
+                offset: r.offset,
+                size,
+            });
+        }
+        Ok(BindGroup(Arc::new(entries)))
+    }
+
+    pub(crate) fn entry(&self, binding: u32) -> Option<&BoundBuffer> {
+        self.0.iter().find(|b| b.binding == binding)
+    }
+}

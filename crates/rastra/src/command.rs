@@ -1,0 +1,757 @@
+//! Command encoding (T2 "command buffers"): the API records work as a closed list of
+//! [`Command`]s; render-pass state and draws are validated while they are recorded, so the
+//! command processor executes a command buffer without checking it again. The first
+//! validation error poisons the encoder and is returned by [`CommandEncoder::finish`], as
+//! WebGPU does.
+
+use std::ops::Range;
+
+use rastra_shader::BindingKind;
+
+use crate::binding::BindGroup;
+use crate::error::{Error, validation};
+use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+use crate::resource::{Buffer, BufferUsages, Texture, TextureUsages, TextureView};
+use crate::{IndexFormat, VertexStepMode};
+
+pub use rastra_pipeline::state::Color;
+
+/// What a pass does with an attachment's old contents.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LoadOp<V> {
+    Clear(V),
+    Load,
+}
+
+/// What a pass does with an attachment's new contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreOp {
+    Store,
+    /// The contents become zero (WebGPU's "discard").
+    Discard,
+}
+
+/// Load and store operations of one attachment aspect.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operations<V> {
+    pub load: LoadOp<V>,
+    pub store: StoreOp,
+}
+
+/// A colour attachment of a render pass.
+#[derive(Clone, Debug)]
+pub struct RenderPassColorAttachment<'a> {
+    pub view: &'a TextureView,
+    /// Single-sample texture the multisampled `view` is resolved into at the end of the pass.
+    pub resolve_target: Option<&'a TextureView>,
+    pub ops: Operations<Color>,
+}
+
+/// The depth/stencil attachment of a render pass.
+#[derive(Clone, Debug)]
+pub struct RenderPassDepthStencilAttachment<'a> {
+    pub view: &'a TextureView,
+    pub depth_ops: Option<Operations<f32>>,
+    pub stencil_ops: Option<Operations<u32>>,
+}
+
+/// Creation parameters of a render pass.
+#[derive(Clone, Debug, Default)]
+pub struct RenderPassDescriptor<'a> {
+    pub label: Option<&'a str>,
+    pub color_attachments: &'a [Option<RenderPassColorAttachment<'a>>],
+    pub depth_stencil_attachment: Option<RenderPassDepthStencilAttachment<'a>>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ColorAttachment {
+    pub texture: Texture,
+    pub resolve: Option<Texture>,
+    pub ops: Operations<Color>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct DepthAttachment {
+    pub texture: Texture,
+    pub depth_ops: Option<Operations<f32>>,
+    pub stencil_ops: Option<Operations<u32>>,
+}
+
+/// A bound buffer range.
+#[derive(Clone, Debug)]
+pub(crate) struct BufferRange {
+    pub buffer: Buffer,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The closed vocabulary between the API and the command processor.
+#[derive(Clone, Debug)]
+pub(crate) enum Command {
+    BeginRenderPass {
+        label: String,
+        colors: Vec<Option<ColorAttachment>>,
+        depth: Option<DepthAttachment>,
+        width: u32,
+        height: u32,
+        samples: u32,
+    },
+    SetPipeline(RenderPipeline),
+    SetBindGroup(u32, BindGroup),
+    SetVertexBuffer(u32, BufferRange),
+    SetIndexBuffer(BufferRange, IndexFormat),
+    SetViewport(rastra_pipeline::state::Viewport),
+    SetScissor(rastra_pipeline::state::ScissorRect),
+    SetBlendConstant(Color),
+    Draw {
+        range: rastra_pipeline::DrawRange,
+        instances: Range<u32>,
+    },
+    EndRenderPass,
+    CopyBufferToBuffer {
+        src: Buffer,
+        src_offset: u64,
+        dst: Buffer,
+        dst_offset: u64,
+        size: u64,
+    },
+    CopyTextureToBuffer {
+        src: Texture,
+        dst: Buffer,
+        offset: u64,
+        bytes_per_row: u32,
+    },
+}
+
+/// Recorded work, ready for [`Queue::submit`](crate::Queue::submit).
+#[derive(Debug)]
+pub struct CommandBuffer {
+    pub(crate) commands: Vec<Command>,
+}
+
+/// Records commands.
+pub struct CommandEncoder {
+    commands: Vec<Command>,
+    error: Option<Error>,
+}
+
+impl CommandEncoder {
+    pub(crate) fn new() -> CommandEncoder {
+        CommandEncoder {
+            commands: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Starts a render pass. Attachment errors are reported by `finish`.
+    pub fn begin_render_pass<'e>(&'e mut self, desc: &RenderPassDescriptor<'_>) -> RenderPass<'e> {
+        let mut pass = RenderPass {
+            encoder: self,
+            state: PassState::default(),
+            ended: false,
+        };
+        match validate_attachments(desc) {
+            Ok((cmd, width, height, samples, formats, depth_format)) => {
+                pass.state = PassState {
+                    width,
+                    height,
+                    samples,
+                    formats,
+                    depth_format,
+                    ..PassState::default()
+                };
+                pass.encoder.commands.push(cmd);
+            }
+            Err(e) => {
+                pass.encoder.fail(e);
+                pass.state.invalid = true;
+            }
+        }
+        pass
+    }
+
+    /// Copies `size` bytes between buffers.
+    pub fn copy_buffer_to_buffer(
+        &mut self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) {
+        let check = || -> Result<(), Error> {
+            if !src.usage().contains(BufferUsages::COPY_SRC) {
+                return validation("copy source buffer lacks COPY_SRC usage");
+            }
+            if !dst.usage().contains(BufferUsages::COPY_DST) {
+                return validation("copy destination buffer lacks COPY_DST usage");
+            }
+            if src_offset % 4 != 0 || dst_offset % 4 != 0 || size % 4 != 0 {
+                return validation("buffer copy offsets and size must be multiples of 4");
+            }
+            if src_offset.checked_add(size).is_none_or(|e| e > src.size())
+                || dst_offset.checked_add(size).is_none_or(|e| e > dst.size())
+            {
+                return validation("buffer copy range is out of bounds");
+            }
+            if src.same(dst) {
+                return validation("buffer copy source and destination are the same buffer");
+            }
+            Ok(())
+        };
+        match check() {
+            Ok(()) => self.commands.push(Command::CopyBufferToBuffer {
+                src: src.clone(),
+                src_offset,
+                dst: dst.clone(),
+                dst_offset,
+                size,
+            }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Copies a whole single-sample texture into a buffer, rows `bytes_per_row` apart
+    /// (a multiple of 256, as WebGPU requires).
+    pub fn copy_texture_to_buffer(
+        &mut self,
+        src: &Texture,
+        dst: &Buffer,
+        offset: u64,
+        bytes_per_row: u32,
+    ) {
+        let check = || -> Result<(), Error> {
+            if !src.usage().contains(TextureUsages::COPY_SRC) {
+                return validation("copy source texture lacks COPY_SRC usage");
+            }
+            if !dst.usage().contains(BufferUsages::COPY_DST) {
+                return validation("copy destination buffer lacks COPY_DST usage");
+            }
+            if src.sample_count() != 1 {
+                return validation("multisampled textures cannot be copied");
+            }
+            let row = src.width() as u64 * src.format().texel_size() as u64;
+            if bytes_per_row % 256 != 0 || (bytes_per_row as u64) < row {
+                return validation(format!(
+                    "bytes_per_row {bytes_per_row} must be a multiple of 256 and at least {row}"
+                ));
+            }
+            let needed = offset + bytes_per_row as u64 * (src.height() as u64 - 1) + row;
+            if needed > dst.size() {
+                return validation(format!(
+                    "texture copy needs {needed} bytes; the buffer has {}",
+                    dst.size()
+                ));
+            }
+            Ok(())
+        };
+        match check() {
+            Ok(()) => self.commands.push(Command::CopyTextureToBuffer {
+                src: src.clone(),
+                dst: dst.clone(),
+                offset,
+                bytes_per_row,
+            }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Finishes recording.
+    pub fn finish(self) -> Result<CommandBuffer, Error> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(CommandBuffer {
+                commands: self.commands,
+            }),
+        }
+    }
+}
+
+type Attachments = (
+    Command,
+    u32,
+    u32,
+    u32,
+    Vec<Option<crate::TextureFormat>>,
+    Option<crate::TextureFormat>,
+);
+
+fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, Error> {
+    let mut size: Option<(u32, u32, u32)> = None;
+    let mut check_size = |t: &Texture, what: &str| -> Result<(), Error> {
+        let s = (t.width(), t.height(), t.sample_count());
+        match size {
+            None => size = Some(s),
+            Some(prev) if prev != s => {
+                return validation(format!(
+                    "{what} is {}×{} with {} samples; other attachments are {}×{} with {}",
+                    s.0, s.1, s.2, prev.0, prev.1, prev.2
+                ));
+            }
+            _ => {}
+        }
+        if !t.usage().contains(TextureUsages::RENDER_ATTACHMENT) {
+            return validation(format!("{what} lacks RENDER_ATTACHMENT usage"));
+        }
+        Ok(())
+    };
+    let mut colors = Vec::new();
+    let mut formats = Vec::new();
+    for (i, a) in desc.color_attachments.iter().enumerate() {
+        let Some(a) = a else {
+            colors.push(None);
+            formats.push(None);
+            continue;
+        };
+        let t = a.view.texture();
+        check_size(t, &format!("colour attachment {i}"))?;
+        if t.format().is_depth() {
+            return validation(format!(
+                "colour attachment {i} has depth format {:?}",
+                t.format()
+            ));
+        }
+        if let Some(r) = a.resolve_target {
+            let r = r.texture();
+            if t.sample_count() == 1 {
+                return validation(format!(
+                    "colour attachment {i} has a resolve target but is not multisampled"
+                ));
+            }
+            if r.sample_count() != 1
+                || r.format() != t.format()
+                || r.width() != t.width()
+                || r.height() != t.height()
+            {
+                return validation(format!(
+                    "resolve target of colour attachment {i} must be single-sampled with the same format and size"
+                ));
+            }
+            if !r.usage().contains(TextureUsages::RENDER_ATTACHMENT) {
+                return validation(format!(
+                    "resolve target of colour attachment {i} lacks RENDER_ATTACHMENT usage"
+                ));
+            }
+        }
+        formats.push(Some(t.format()));
+        colors.push(Some(ColorAttachment {
+            texture: t.clone(),
+            resolve: a.resolve_target.map(|r| r.texture().clone()),
+            ops: a.ops,
+        }));
+    }
+    let mut depth = None;
+    let mut depth_format = None;
+    if let Some(d) = &desc.depth_stencil_attachment {
+        let t = d.view.texture();
+        check_size(t, "depth attachment")?;
+        if !t.format().is_depth() {
+            return validation(format!(
+                "depth attachment has colour format {:?}",
+                t.format()
+            ));
+        }
+        if let Some(ops) = &d.depth_ops {
+            if let LoadOp::Clear(z) = ops.load {
+                if !(0.0..=1.0).contains(&z) {
+                    return validation(format!("depth clear value {z} is outside [0, 1]"));
+                }
+            }
+        }
+        if d.stencil_ops.is_some() && !t.format().has_stencil() {
+            return validation("stencil operations on a depth attachment without stencil");
+        }
+        depth_format = Some(t.format());
+        depth = Some(DepthAttachment {
+            texture: t.clone(),
+            depth_ops: d.depth_ops,
+            stencil_ops: d.stencil_ops,
+        });
+    }
+    let Some((width, height, samples)) = size else {
+        return validation("a render pass needs at least one attachment");
+    };
+    // One texture must not be attached twice.
+    let mut all: Vec<&Texture> = colors.iter().flatten().map(|c| &c.texture).collect();
+    all.extend(colors.iter().flatten().filter_map(|c| c.resolve.as_ref()));
+    all.extend(depth.iter().map(|d| &d.texture));
+    for (i, a) in all.iter().enumerate() {
+        if all[..i].iter().any(|b| a.same(b)) {
+            return validation("a texture is attached to the render pass twice");
+        }
+    }
+    Ok((
+        Command::BeginRenderPass {
+            label: desc.label.unwrap_or("").to_string(),
+            colors,
+            depth,
+            width,
+            height,
+            samples,
+        },
+        width,
+        height,
+        samples,
+        formats,
+        depth_format,
+    ))
+}
+
+/// Render pass state tracked for validation while recording.
+#[derive(Default)]
+struct PassState {
+    invalid: bool,
+    width: u32,
+    height: u32,
+    samples: u32,
+    formats: Vec<Option<crate::TextureFormat>>,
+    depth_format: Option<crate::TextureFormat>,
+    pipeline: Option<RenderPipeline>,
+    bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+    vertex_buffers: Vec<Option<BufferRange>>,
+    index: Option<(BufferRange, IndexFormat)>,
+}
+
+/// Records the state changes and draws of one render pass.
+pub struct RenderPass<'e> {
+    encoder: &'e mut CommandEncoder,
+    state: PassState,
+    ended: bool,
+}
+
+impl RenderPass<'_> {
+    fn record(&mut self, check: impl FnOnce(&mut PassState) -> Result<Option<Command>, Error>) {
+        if self.state.invalid {
+            return;
+        }
+        match check(&mut self.state) {
+            Ok(Some(cmd)) => self.encoder.commands.push(cmd),
+            Ok(None) => {}
+            Err(e) => {
+                self.encoder.fail(e);
+                self.state.invalid = true;
+            }
+        }
+    }
+
+    pub fn set_pipeline(&mut self, pipeline: &RenderPipeline) {
+        self.record(|s| {
+            let p = &pipeline.0;
+            let formats = p.target_formats();
+            let n = formats.len().max(s.formats.len());
+            for i in 0..n {
+                let want = formats.get(i).copied().flatten();
+                let have = s.formats.get(i).copied().flatten();
+                if want != have {
+                    return validation(format!(
+                        "pipeline colour target {i} is {want:?} but the pass attachment is {have:?}"
+                    ));
+                }
+            }
+            let want_depth = p.desc.depth_stencil.map(|d| d.format);
+            if want_depth.is_some() && want_depth != s.depth_format {
+                return validation(format!(
+                    "pipeline depth format {want_depth:?} does not match the pass's {:?}",
+                    s.depth_format
+                ));
+            }
+            if p.samples() != s.samples {
+                return validation(format!(
+                    "pipeline sample count {} does not match the pass's {}",
+                    p.samples(),
+                    s.samples
+                ));
+            }
+            s.pipeline = Some(pipeline.clone());
+            Ok(Some(Command::SetPipeline(pipeline.clone())))
+        });
+    }
+
+    pub fn set_bind_group(&mut self, index: u32, group: &BindGroup) {
+        self.record(|s| {
+            if index >= MAX_BIND_GROUPS {
+                return validation(format!(
+                    "bind group index {index} (the limit is {MAX_BIND_GROUPS})"
+                ));
+            }
+            s.bind_groups[index as usize] = Some(group.clone());
+            Ok(Some(Command::SetBindGroup(index, group.clone())))
+        });
+    }
+
+    /// Binds `buffer[offset..offset + size]` (None = to the end) to vertex buffer `slot`.
+    pub fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        buffer: &Buffer,
+        offset: u64,
+        size: Option<u64>,
+    ) {
+        self.record(|s| {
+            if slot >= 8 {
+                return validation(format!("vertex buffer slot {slot} (the limit is 8)"));
+            }
+            if !buffer.usage().contains(BufferUsages::VERTEX) {
+                return validation(format!(
+                    "buffer bound to vertex slot {slot} lacks VERTEX usage"
+                ));
+            }
+            let range = buffer_range(buffer, offset, size, "vertex buffer")?;
+            if s.vertex_buffers.len() <= slot as usize {
+                s.vertex_buffers.resize(slot as usize + 1, None);
+            }
+            s.vertex_buffers[slot as usize] = Some(range.clone());
+            Ok(Some(Command::SetVertexBuffer(slot, range)))
+        });
+    }
+
+    pub fn set_index_buffer(
+        &mut self,
+        buffer: &Buffer,
+        format: IndexFormat,
+        offset: u64,
+        size: Option<u64>,
+    ) {
+        self.record(|s| {
+            if !buffer.usage().contains(BufferUsages::INDEX) {
+                return validation("index buffer lacks INDEX usage");
+            }
+            if offset % format.size() as u64 != 0 {
+                return validation("index buffer offset is not aligned to the index size");
+            }
+            let range = buffer_range(buffer, offset, size, "index buffer")?;
+            s.index = Some((range.clone(), format));
+            Ok(Some(Command::SetIndexBuffer(range, format)))
+        });
+    }
+
+    pub fn set_viewport(
+        &mut self,
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+        min_depth: f32,
+        max_depth: f32,
+    ) {
+        self.record(|s| {
+            let finite = [x, y, width, height, min_depth, max_depth]
+                .iter()
+                .all(|v| v.is_finite());
+            if !finite || width <= 0.0 || height <= 0.0 {
+                return validation("viewport must be finite with a positive size");
+            }
+            if x < 0.0 || y < 0.0 || x + width > s.width as f32 || y + height > s.height as f32 {
+                return validation(format!(
+                    "viewport ({x}, {y}, {width}, {height}) exceeds the {}×{} attachments",
+                    s.width, s.height
+                ));
+            }
+            if !(0.0..=1.0).contains(&min_depth)
+                || !(0.0..=1.0).contains(&max_depth)
+                || min_depth > max_depth
+            {
+                return validation("viewport depth range must satisfy 0 ≤ min ≤ max ≤ 1");
+            }
+            Ok(Some(Command::SetViewport(
+                rastra_pipeline::state::Viewport {
+                    x,
+                    y,
+                    width,
+                    height,
+                    min_depth,
+                    max_depth,
+                },
+            )))
+        });
+    }
+
+    pub fn set_scissor_rect(&mut self, x: u32, y: u32, width: u32, height: u32) {
+        self.record(|s| {
+            if x as u64 + width as u64 > s.width as u64
+                || y as u64 + height as u64 > s.height as u64
+            {
+                return validation(format!(
+                    "scissor ({x}, {y}, {width}, {height}) exceeds the {}×{} attachments",
+                    s.width, s.height
+                ));
+            }
+            Ok(Some(Command::SetScissor(
+                rastra_pipeline::state::ScissorRect {
+                    x,
+                    y,
+                    width,
+                    height,
+                },
+            )))
+        });
+    }
+
+    pub fn set_blend_constant(&mut self, color: Color) {
+        self.record(|_| Ok(Some(Command::SetBlendConstant(color))));
+    }
+
+    /// Non-indexed draw.
+    pub fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        self.record(|s| {
+            validate_draw(s, false, &instances)?;
+            let p = s.pipeline.as_ref().expect("validate_draw checked the pipeline");
+            // WebGPU validates non-indexed reads against the bound ranges up front.
+            for (slot, layout) in p.0.desc.vertex_buffers.iter().enumerate() {
+                let bound = s.vertex_buffers[slot].as_ref().expect("checked");
+                let count = match layout.step_mode {
+                    VertexStepMode::Vertex => vertices.end,
+                    VertexStepMode::Instance => instances.end,
+                } as u64;
+                let last_attr = layout.attributes.iter().map(|a| a.offset + a.format.size() as u64).max().unwrap_or(0);
+                if count > 0 && (count - 1) * layout.array_stride + last_attr > bound.size {
+                    return validation(format!(
+                        "draw reads {count} elements from vertex buffer {slot}, which holds fewer ({} bytes)",
+                        bound.size
+                    ));
+                }
+            }
+            Ok(Some(Command::Draw {
+                range: rastra_pipeline::DrawRange::Vertices {
+                    first: vertices.start,
+                    count: vertices.end.saturating_sub(vertices.start),
+                },
+                instances,
+            }))
+        });
+    }
+
+    /// Indexed draw.
+    pub fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+        self.record(|s| {
+            validate_draw(s, true, &instances)?;
+            let (range, format) = s
+                .index
+                .as_ref()
+                .expect("validate_draw checked the index buffer");
+            let available = range.size / format.size() as u64;
+            if indices.end as u64 > available {
+                return validation(format!(
+                    "draw_indexed reads indices up to {} but the index buffer holds {available}",
+                    indices.end
+                ));
+            }
+            Ok(Some(Command::Draw {
+                range: rastra_pipeline::DrawRange::Indexed {
+                    first: indices.start,
+                    count: indices.end.saturating_sub(indices.start),
+                    base_vertex,
+                },
+                instances,
+            }))
+        });
+    }
+
+    /// Ends the pass (also happens when the pass is dropped).
+    pub fn end(mut self) {
+        self.finish_pass();
+    }
+
+    fn finish_pass(&mut self) {
+        if !self.ended {
+            self.ended = true;
+            if !self.state.invalid {
+                self.encoder.commands.push(Command::EndRenderPass);
+            }
+        }
+    }
+}
+
+impl Drop for RenderPass<'_> {
+    fn drop(&mut self) {
+        self.finish_pass();
+    }
+}
+
+fn buffer_range(
+    buffer: &Buffer,
+    offset: u64,
+    size: Option<u64>,
+    what: &str,
+) -> Result<BufferRange, Error> {
+    let total = buffer.size();
+    let size = match size {
+        Some(s) => s,
+        None if offset <= total => total - offset,
+        None => {
+            return validation(format!(
+                "{what} offset {offset} is past the end ({total} bytes)"
+            ));
+        }
+    };
+    if offset.checked_add(size).is_none_or(|e| e > total) {
+        return validation(format!(
+            "{what} range {offset}+{size} exceeds the {total}-byte buffer"
+        ));
+    }
+    Ok(BufferRange {
+        buffer: buffer.clone(),
+        offset,
+        size,
+    })
+}
+
+fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result<(), Error> {
+    let Some(p) = &s.pipeline else {
+        return validation("draw without a pipeline");
+    };
+    if instances.start > instances.end {
+        return validation("instance range is reversed");
+    }
+    for slot in 0..p.0.desc.vertex_buffers.len() {
+        if s.vertex_buffers.get(slot).is_none_or(|b| b.is_none()) {
+            return validation(format!(
+                "the pipeline reads vertex buffer {slot}, which is not set"
+            ));
+        }
+    }
+    if indexed && s.index.is_none() {
+        return validation("draw_indexed without an index buffer");
+    }
+    let programs = std::iter::once(&p.0.desc.vertex).chain(p.0.desc.fragment.as_ref());
+    for program in programs {
+        for b in &program.bindings {
+            let Some(group) = &s.bind_groups[b.group as usize] else {
+                return validation(format!(
+                    "`{}` needs @group({}), which is not set",
+                    b.name, b.group
+                ));
+            };
+            let Some(entry) = group.entry(b.binding) else {
+                return validation(format!(
+                    "`{}` needs @group({}) @binding({}), which the bind group does not have",
+                    b.name, b.group, b.binding
+                ));
+            };
+            let usage = entry.buffer.usage();
+            let (needed, name) = match b.kind {
+                BindingKind::Uniform => (BufferUsages::UNIFORM, "UNIFORM"),
+                BindingKind::Storage { .. } => (BufferUsages::STORAGE, "STORAGE"),
+            };
+            if !usage.contains(needed) {
+                return validation(format!(
+                    "`{}` (@group({}) @binding({})) needs a buffer with {name} usage",
+                    b.name, b.group, b.binding
+                ));
+            }
+            if entry.size < b.min_size {
+                return validation(format!(
+                    "`{}` (@group({}) @binding({})) needs at least {} bytes; {} are bound",
+                    b.name, b.group, b.binding, b.min_size, entry.size
+                ));
+            }
+        }
+    }
+    Ok(())
+}

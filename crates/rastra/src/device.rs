@@ -1,0 +1,202 @@
+//! The device and its queue: resource creation, submission, readback and statistics.
+//!
+//! Submission is synchronous: when [`Queue::submit`] returns, the work is done and its
+//! results are visible to readback. A shader that exhausts the device's instruction budget
+//! loses the device (WebGPU "device lost"); every later call then reports it.
+
+use std::sync::{Arc, Mutex};
+
+use rastra_stats::FrameStats;
+
+use crate::binding::{BindGroup, BindGroupDescriptor};
+use crate::command::{CommandBuffer, CommandEncoder};
+use crate::error::{Error, validation};
+use crate::pipeline::{RenderPipeline, RenderPipelineDescriptor};
+use crate::resource::{
+    Buffer, BufferDescriptor, BufferUsages, Texture, TextureDescriptor, TextureUsages,
+};
+use crate::shader::{ShaderModule, ShaderModuleDescriptor};
+
+/// Device configuration.
+#[derive(Clone, Debug)]
+pub struct DeviceDescriptor {
+    /// Shader instructions (counted per warp) one submission may execute before the device
+    /// declares the shader runaway and reports itself lost.
+    pub shader_instruction_budget: u64,
+}
+
+impl Default for DeviceDescriptor {
+    fn default() -> Self {
+        DeviceDescriptor {
+            shader_instruction_budget: 1 << 32,
+        }
+    }
+}
+
+struct Shared {
+    desc: DeviceDescriptor,
+    lost: Mutex<Option<String>>,
+    stats: Mutex<FrameStats>,
+}
+
+/// A rastra GPU.
+#[derive(Clone)]
+pub struct Device(Arc<Shared>);
+
+/// The device's queue.
+#[derive(Clone)]
+pub struct Queue(Arc<Shared>);
+
+impl Device {
+    /// Creates a device and its queue.
+    pub fn new(desc: &DeviceDescriptor) -> (Device, Queue) {
+        let shared = Arc::new(Shared {
+            desc: desc.clone(),
+            lost: Mutex::new(None),
+            stats: Mutex::new(FrameStats::default()),
+        });
+        (Device(shared.clone()), Queue(shared))
+    }
+
+    fn alive(&self) -> Result<(), Error> {
+        check_alive(&self.0)
+    }
+
+    pub fn create_buffer(&self, desc: &BufferDescriptor<'_>) -> Result<Buffer, Error> {
+        self.alive()?;
+        Buffer::new(desc)
+    }
+
+    /// Creates a buffer holding `contents` (its size rounded up to a multiple of 4).
+    pub fn create_buffer_init(
+        &self,
+        label: Option<&str>,
+        contents: &[u8],
+        usage: BufferUsages,
+    ) -> Result<Buffer, Error> {
+        let size = (contents.len() as u64).div_ceil(4) * 4;
+        let buffer = self.create_buffer(&BufferDescriptor { label, size, usage })?;
+        buffer.write_lock()[..contents.len()].copy_from_slice(contents);
+        Ok(buffer)
+    }
+
+    pub fn create_texture(&self, desc: &TextureDescriptor<'_>) -> Result<Texture, Error> {
+        self.alive()?;
+        Texture::new(desc)
+    }
+
+    pub fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor<'_>,
+    ) -> Result<ShaderModule, Error> {
+        self.alive()?;
+        ShaderModule::new(desc)
+    }
+
+    pub fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<'_>,
+    ) -> Result<RenderPipeline, Error> {
+        self.alive()?;
+        RenderPipeline::new(desc)
+    }
+
+    pub fn create_bind_group(&self, desc: &BindGroupDescriptor<'_>) -> Result<BindGroup, Error> {
+        self.alive()?;
+        BindGroup::new(desc)
+    }
+
+    pub fn create_command_encoder(&self) -> CommandEncoder {
+        CommandEncoder::new()
+    }
+
+    /// Why the device was lost, if it was.
+    pub fn lost_reason(&self) -> Option<String> {
+        self.0
+            .lost
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+fn check_alive(shared: &Shared) -> Result<(), Error> {
+    match &*shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(reason) => Err(Error::DeviceLost(reason.clone())),
+        None => Ok(()),
+    }
+}
+
+impl Queue {
+    /// Executes command buffers in order; returns when they are complete.
+    pub fn submit(&self, buffers: impl IntoIterator<Item = CommandBuffer>) -> Result<(), Error> {
+        check_alive(&self.0)?;
+        let mut budget = self.0.desc.shader_instruction_budget;
+        let mut stats = self.0.stats.lock().unwrap_or_else(|e| e.into_inner());
+        for cb in buffers {
+            if let Err(reason) = crate::processor::execute(&cb.commands, &mut budget, &mut stats) {
+                *self.0.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+                return Err(Error::DeviceLost(reason));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `data` into `buffer` at `offset` (the buffer needs COPY_DST usage).
+    pub fn write_buffer(&self, buffer: &Buffer, offset: u64, data: &[u8]) -> Result<(), Error> {
+        check_alive(&self.0)?;
+        if !buffer.usage().contains(BufferUsages::COPY_DST) {
+            return validation("write_buffer target lacks COPY_DST usage");
+        }
+        if offset % 4 != 0 || data.len() % 4 != 0 {
+            return validation("write_buffer offset and size must be multiples of 4");
+        }
+        if offset
+            .checked_add(data.len() as u64)
+            .is_none_or(|e| e > buffer.size())
+        {
+            return validation("write_buffer range exceeds the buffer");
+        }
+        buffer.write_lock()[offset as usize..offset as usize + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Writes a whole single-sample texture from tightly packed rows.
+    pub fn write_texture(&self, texture: &Texture, data: &[u8]) -> Result<(), Error> {
+        check_alive(&self.0)?;
+        if !texture.usage().contains(TextureUsages::COPY_DST) {
+            return validation("write_texture target lacks COPY_DST usage");
+        }
+        if texture.sample_count() != 1 {
+            return validation("multisampled textures cannot be written");
+        }
+        let mut texels = texture.write_lock();
+        if data.len() != texels.len() {
+            return validation(format!(
+                "write_texture needs {} bytes, got {}",
+                texels.len(),
+                data.len()
+            ));
+        }
+        texels.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Reads a whole single-sample texture as tightly packed rows (the texture needs
+    /// COPY_SRC usage).
+    pub fn read_texture(&self, texture: &Texture) -> Result<Vec<u8>, Error> {
+        check_alive(&self.0)?;
+        if !texture.usage().contains(TextureUsages::COPY_SRC) {
+            return validation("read_texture source lacks COPY_SRC usage");
+        }
+        if texture.sample_count() != 1 {
+            return validation("multisampled textures cannot be read back; resolve them first");
+        }
+        Ok(texture.read_lock().clone())
+    }
+
+    /// Statistics of everything submitted since the last call, per draw.
+    pub fn take_stats(&self) -> FrameStats {
+        std::mem::take(&mut *self.0.stats.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}

@@ -1,0 +1,52 @@
+//! rastra, a GPU that runs on the CPU: the public Rust API (the "driver").
+//!
+//! The API follows WebGPU's shape — a [`Device`] creates resources and pipelines, a
+//! [`CommandEncoder`] records render passes into a [`CommandBuffer`], and the [`Queue`]
+//! submits command buffers to the command processor ([`processor`]), which runs every draw
+//! through the fixed-function pipeline (`rastra-pipeline`) and the shader cores
+//! (`rastra-shader`). Every call is validated here; misuse returns [`Error::Validation`],
+//! never a panic, and stages below trust what passed.
+//!
+//! ```text
+//! Device ─► Buffer / Texture / ShaderModule / RenderPipeline / BindGroup
+//! CommandEncoder ─► RenderPass (state + draws) ─► CommandBuffer (a list of `Command`s)
+//! Queue::submit ─► processor: one Command at a time, draws → rastra_pipeline::draw
+//! ```
+
+mod error;
+pub use error::Error;
+
+mod resource;
+pub use resource::{
+    Buffer, BufferDescriptor, BufferUsages, Extent3d, Texture, TextureDescriptor, TextureUsages,
+    TextureView,
+};
+
+mod shader;
+pub use shader::{ShaderModule, ShaderModuleDescriptor, ShaderSource};
+
+mod binding;
+pub use binding::{BindGroup, BindGroupDescriptor, BindGroupEntry, BufferBinding};
+
+mod pipeline;
+pub use pipeline::{FragmentState, RenderPipeline, RenderPipelineDescriptor, VertexState};
+
+mod command;
+pub use command::{
+    Color, CommandBuffer, CommandEncoder, LoadOp, Operations, RenderPass,
+    RenderPassColorAttachment, RenderPassDepthStencilAttachment, RenderPassDescriptor, StoreOp,
+};
+
+mod processor;
+
+mod device;
+pub use device::{Device, DeviceDescriptor, Queue};
+
+pub use rastra_pipeline::format::{IndexFormat, TextureFormat, VertexFormat};
+pub use rastra_pipeline::state::{
+    BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState, ColorWrites,
+    CompareFunction, CullMode, DepthStencilState, FrontFace, MultisampleState, PrimitiveState,
+    PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
+};
+pub use rastra_shader::CompileError;
+pub use rastra_stats::{Counters, DrawStats, FrameStats};

@@ -1,0 +1,331 @@
+//! The command processor (T2 "the command processor", ATTILA's command processor unit):
+//! executes a command buffer's commands in order — render pass begin (load operations),
+//! state changes, draws (handed to `rastra_pipeline::draw` with the bound memory) and pass
+//! end (multisample resolve, store operations) — and records per-draw statistics.
+
+use std::sync::RwLockWriteGuard;
+
+use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
+use rastra_pipeline::state::{Color, ScissorRect, Viewport};
+use rastra_pipeline::{ColorTarget, DepthTarget, DrawCall, Framebuffer};
+use rastra_shader::Program;
+use rastra_stats::{Counters, DrawStats, FrameStats};
+
+use crate::IndexFormat;
+use crate::binding::BindGroup;
+use crate::command::{BufferRange, Command, LoadOp, StoreOp};
+use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+
+/// State of the render pass being executed.
+struct Pass<'g> {
+    label: String,
+    draws: usize,
+    width: u32,
+    height: u32,
+    samples: u32,
+    colors: Vec<Option<RwLockWriteGuard<'g, Vec<u8>>>>,
+    color_formats: Vec<Option<crate::TextureFormat>>,
+    depth: Option<(crate::TextureFormat, RwLockWriteGuard<'g, Vec<u8>>)>,
+    pipeline: Option<RenderPipeline>,
+    bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+    vertex_buffers: Vec<Option<BufferRange>>,
+    index: Option<(BufferRange, IndexFormat)>,
+    viewport: Viewport,
+    scissor: ScissorRect,
+    blend_constant: Color,
+}
+
+/// Executes `commands`; returns the reason when the device is lost.
+pub(crate) fn execute(
+    commands: &[Command],
+    budget: &mut u64,
+    stats: &mut FrameStats,
+) -> Result<(), String> {
+    let mut pass: Option<Pass<'_>> = None;
+    for (i, command) in commands.iter().enumerate() {
+        match command {
+            Command::BeginRenderPass {
+                label,
+                colors,
+                depth,
+                width,
+                height,
+                samples,
+            } => {
+                let mut guards = Vec::new();
+                let mut formats = Vec::new();
+                for c in colors {
+                    match c {
+                        Some(c) => {
+                            let mut g = c.texture.write_lock();
+                            if let LoadOp::Clear(color) = c.ops.load {
+                                clear_color(c.texture.format(), &mut g, color);
+                            }
+                            formats.push(Some(c.texture.format()));
+                            guards.push(Some(g));
+                        }
+                        None => {
+                            formats.push(None);
+                            guards.push(None);
+                        }
+                    }
+                }
+                let depth = depth.as_ref().map(|d| {
+                    let format = d.texture.format();
+                    let mut g = d.texture.write_lock();
+                    let z = match d.depth_ops.map(|o| o.load) {
+                        Some(LoadOp::Clear(z)) => Some(z),
+                        _ => None,
+                    };
+                    let s = match d.stencil_ops.map(|o| o.load) {
+                        Some(LoadOp::Clear(s)) => Some(s as u8),
+                        _ => None,
+                    };
+                    if z.is_some() || s.is_some() {
+                        clear_depth_stencil(format, &mut g, z, s);
+                    }
+                    (format, g)
+                });
+                pass = Some(Pass {
+                    label: if label.is_empty() {
+                        format!("pass {i}")
+                    } else {
+                        label.clone()
+                    },
+                    draws: 0,
+                    width: *width,
+                    height: *height,
+                    samples: *samples,
+                    colors: guards,
+                    color_formats: formats,
+                    depth,
+                    pipeline: None,
+                    bind_groups: Default::default(),
+                    vertex_buffers: Vec::new(),
+                    index: None,
+                    viewport: Viewport {
+                        x: 0.0,
+                        y: 0.0,
+                        width: *width as f32,
+                        height: *height as f32,
+                        min_depth: 0.0,
+                        max_depth: 1.0,
+                    },
+                    scissor: ScissorRect {
+                        x: 0,
+                        y: 0,
+                        width: *width,
+                        height: *height,
+                    },
+                    blend_constant: Color::TRANSPARENT,
+                });
+            }
+            Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
+            Command::SetBindGroup(index, group) => {
+                pass_mut(&mut pass).bind_groups[*index as usize] = Some(group.clone())
+            }
+            Command::SetVertexBuffer(slot, range) => {
+                let p = pass_mut(&mut pass);
+                if p.vertex_buffers.len() <= *slot as usize {
+                    p.vertex_buffers.resize(*slot as usize + 1, None);
+                }
+                p.vertex_buffers[*slot as usize] = Some(range.clone());
+            }
+            Command::SetIndexBuffer(range, format) => {
+                pass_mut(&mut pass).index = Some((range.clone(), *format))
+            }
+            Command::SetViewport(v) => pass_mut(&mut pass).viewport = *v,
+            Command::SetScissor(s) => pass_mut(&mut pass).scissor = *s,
+            Command::SetBlendConstant(c) => pass_mut(&mut pass).blend_constant = *c,
+            Command::Draw { range, instances } => {
+                let p = pass_mut(&mut pass);
+                let mut counters = Counters::default();
+                run_draw(p, *range, instances.clone(), budget, &mut counters)?;
+                let what = match range {
+                    rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
+                    rastra_pipeline::DrawRange::Indexed { count, .. } => {
+                        format!("draw_indexed {count}")
+                    }
+                };
+                stats.draws.push(DrawStats {
+                    label: format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len()),
+                    counters,
+                });
+                p.draws += 1;
+            }
+            Command::EndRenderPass => {
+                let p = pass.take().expect("encoder pairs begin and end");
+                end_pass(commands, i, p, stats);
+            }
+            Command::CopyBufferToBuffer {
+                src,
+                src_offset,
+                dst,
+                dst_offset,
+                size,
+            } => {
+                let data =
+                    src.read_lock()[*src_offset as usize..(*src_offset + *size) as usize].to_vec();
+                dst.write_lock()[*dst_offset as usize..(*dst_offset + *size) as usize]
+                    .copy_from_slice(&data);
+            }
+            Command::CopyTextureToBuffer {
+                src,
+                dst,
+                offset,
+                bytes_per_row,
+            } => {
+                let texels = src.read_lock();
+                let row = src.width() as usize * src.format().texel_size();
+                let mut out = dst.write_lock();
+                for y in 0..src.height() as usize {
+                    let at = *offset as usize + y * *bytes_per_row as usize;
+                    out[at..at + row].copy_from_slice(&texels[y * row..(y + 1) * row]);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pass_mut<'a, 'g>(pass: &'a mut Option<Pass<'g>>) -> &'a mut Pass<'g> {
+    pass.as_mut()
+        .expect("the encoder only records pass commands inside a pass")
+}
+
+fn run_draw(
+    p: &mut Pass<'_>,
+    range: rastra_pipeline::DrawRange,
+    instances: std::ops::Range<u32>,
+    budget: &mut u64,
+    counters: &mut Counters,
+) -> Result<(), String> {
+    let pipeline = p.pipeline.clone().expect("validated at record time");
+    let linked = &pipeline.0;
+    // Read access to every buffer the draw uses, for the duration of the draw.
+    let vertex_ranges: Vec<&BufferRange> = (0..linked.desc.vertex_buffers.len())
+        .map(|s| p.vertex_buffers[s].as_ref().expect("validated"))
+        .collect();
+    let vb_guards: Vec<_> = vertex_ranges.iter().map(|r| r.buffer.read_lock()).collect();
+    let vertex_buffers: Vec<&[u8]> = vb_guards
+        .iter()
+        .zip(&vertex_ranges)
+        .map(|(g, r)| &g[r.offset as usize..(r.offset + r.size) as usize])
+        .collect();
+    let index_guard = p.index.as_ref().map(|(r, f)| (r, *f, r.buffer.read_lock()));
+    let index_buffer = index_guard
+        .as_ref()
+        .map(|(r, f, g)| (&g[r.offset as usize..(r.offset + r.size) as usize], *f));
+    let programs: Vec<&Program> = std::iter::once(&*linked.desc.vertex)
+        .chain(linked.desc.fragment.as_deref())
+        .collect();
+    let mut binding_ranges = Vec::new();
+    for program in &programs {
+        for b in &program.bindings {
+            let group = p.bind_groups[b.group as usize].as_ref().expect("validated");
+            let entry = group.entry(b.binding).expect("validated");
+            binding_ranges.push((entry.buffer.clone(), entry.offset, entry.size));
+        }
+    }
+    let binding_guards: Vec<_> = binding_ranges
+        .iter()
+        .map(|(b, _, _)| b.read_lock())
+        .collect();
+    let binding_slices: Vec<&[u8]> = binding_guards
+        .iter()
+        .zip(&binding_ranges)
+        .map(|(g, (_, o, s))| &g[*o as usize..(*o + *s) as usize])
+        .collect();
+    let n_vs = linked.desc.vertex.bindings.len();
+    let vertex_resources = binding_slices[..n_vs].to_vec();
+    let fragment_resources = binding_slices[n_vs..].to_vec();
+
+    let call = DrawCall {
+        pipeline: linked,
+        vertex_buffers,
+        index_buffer,
+        range,
+        instances,
+        vertex_resources,
+        fragment_resources,
+        viewport: p.viewport,
+        scissor: p.scissor,
+        blend_constant: p.blend_constant,
+    };
+    let colors = p
+        .colors
+        .iter_mut()
+        .zip(&p.color_formats)
+        .map(|(g, f)| match (g, f) {
+            (Some(g), Some(format)) => Some(ColorTarget {
+                format: *format,
+                data: &mut g[..],
+            }),
+            _ => None,
+        })
+        .collect();
+    let depth = p.depth.as_mut().map(|(format, g)| DepthTarget {
+        format: *format,
+        data: &mut g[..],
+    });
+    let mut fb = Framebuffer {
+        width: p.width,
+        height: p.height,
+        samples: p.samples,
+        colors,
+        depth,
+    };
+    rastra_pipeline::draw(&call, &mut fb, budget, counters).map_err(|e| e.to_string())
+}
+
+fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut FrameStats) {
+    // Find the pass's begin command for the attachment descriptions.
+    let begin = commands[..end_index]
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            Command::BeginRenderPass { colors, depth, .. } => Some((colors, depth)),
+            _ => None,
+        })
+        .expect("every end has a begin");
+    let (colors, depth) = begin;
+    let mut resolved = 0;
+    for (c, guard) in colors.iter().zip(p.colors.iter_mut()) {
+        let (Some(c), Some(guard)) = (c, guard) else {
+            continue;
+        };
+        if let Some(target) = &c.resolve {
+            let mut dst = target.write_lock();
+            resolved += resolve(
+                c.texture.format(),
+                guard,
+                p.samples,
+                target.format(),
+                &mut dst,
+            );
+        }
+        if c.ops.store == StoreOp::Discard {
+            guard.fill(0);
+        }
+    }
+    if let (Some(d), Some((_, guard))) = (depth, p.depth.as_mut()) {
+        let discard_depth = d.depth_ops.is_some_and(|o| o.store == StoreOp::Discard);
+        let discard_stencil = d.stencil_ops.is_some_and(|o| o.store == StoreOp::Discard);
+        if discard_depth || discard_stencil {
+            clear_depth_stencil(
+                d.texture.format(),
+                guard,
+                discard_depth.then_some(0.0),
+                discard_stencil.then_some(0),
+            );
+        }
+    }
+    if resolved > 0 {
+        let mut counters = Counters::default();
+        counters.pixels_resolved = resolved;
+        stats.draws.push(DrawStats {
+            label: format!("{} resolve", p.label),
+            counters,
+        });
+    }
+}

@@ -1,0 +1,70 @@
+//! Shader modules: WGSL compiled by naga and kept for lowering each entry point to the
+//! shader cores' IR when a pipeline uses it.
+
+use std::sync::Arc;
+
+use rastra_shader::{Program, Stage};
+
+use crate::error::Error;
+
+/// Shader source text.
+#[derive(Clone, Debug)]
+pub enum ShaderSource<'a> {
+    Wgsl(&'a str),
+}
+
+/// Creation parameters of a shader module.
+#[derive(Clone, Debug)]
+pub struct ShaderModuleDescriptor<'a> {
+    pub label: Option<&'a str>,
+    pub source: ShaderSource<'a>,
+}
+
+/// A compiled, validated shader module.
+#[derive(Clone)]
+pub struct ShaderModule(pub(crate) Arc<rastra_shader::ShaderModule>);
+
+impl std::fmt::Debug for ShaderModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShaderModule")
+    }
+}
+
+impl ShaderModule {
+    pub(crate) fn new(desc: &ShaderModuleDescriptor<'_>) -> Result<ShaderModule, Error> {
+        let ShaderSource::Wgsl(source) = desc.source;
+        Ok(ShaderModule(Arc::new(
+            rastra_shader::ShaderModule::from_wgsl(source)?,
+        )))
+    }
+
+    /// Lowers an entry point (the only one of its stage when `entry` is None).
+    pub(crate) fn program(&self, entry: Option<&str>, stage: Stage) -> Result<Arc<Program>, Error> {
+        let name = match entry {
+            Some(name) => name.to_string(),
+            None => {
+                let candidates: Vec<String> = self
+                    .0
+                    .entry_points()
+                    .into_iter()
+                    .filter(|(_, s)| *s == stage)
+                    .map(|(n, _)| n)
+                    .collect();
+                match candidates.as_slice() {
+                    [one] => one.clone(),
+                    [] => {
+                        return crate::error::validation(format!(
+                            "the module has no {stage} entry point"
+                        ));
+                    }
+                    _ => {
+                        return crate::error::validation(format!(
+                            "the module has several {stage} entry points; name one"
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(Arc::new(self.0.program(&name, stage)?))
+    }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what rastra's tests and benchmark need on a fresh Debian machine:
+# lavapipe (Mesa's CPU Vulkan driver, the reference renderer), the Vulkan loader,
+# and the reference assets (assimp test models, glmark2 models).
+set -euo pipefail
+pkgs=(mesa-vulkan-drivers libvulkan1 assimp-testmodels glmark2-data)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
