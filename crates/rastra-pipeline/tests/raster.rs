@@ -14,8 +14,20 @@ const H: u32 = 16;
 
 fn setup_state(w: u32, h: u32) -> SetupState {
     SetupState::new(
-        Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 },
-        ScissorRect { x: 0, y: 0, width: w, height: h },
+        Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: w as f32,
+            height: h as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        },
+        ScissorRect {
+            x: 0,
+            y: 0,
+            width: w,
+            height: h,
+        },
         w,
         h,
         CullMode::None,
@@ -38,7 +50,12 @@ fn setup(tri: [(f32, f32); 3], w: u32, h: u32) -> Option<Triangle> {
 fn coverage(tri: [(f32, f32); 3], w: u32, h: u32, pattern: &SamplePattern) -> Vec<u8> {
     let mut out = vec![0u8; (w * h) as usize];
     if let Some(t) = setup(tri, w, h) {
-        let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+        let region = PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: w - 1,
+            y1: h - 1,
+        };
         rasterize(&t, &region, pattern, &mut Counters::default(), |q, _| {
             for i in 0..4u32 {
                 let (x, y) = (q.x + (i & 1), q.y + (i >> 1));
@@ -137,7 +154,10 @@ fn top_left_rule_on_an_axis_aligned_square() {
         ................
     "#]]
     .assert_eq(&picture(&cov, W));
-    assert!(cov.iter().all(|&c| c <= 1), "the shared diagonal is covered once");
+    assert!(
+        cov.iter().all(|&c| c <= 1),
+        "the shared diagonal is covered once"
+    );
 }
 
 #[test]
@@ -182,8 +202,20 @@ fn grid_mesh_covers_every_pixel_exactly_once() {
     for j in 0..n {
         for i in 0..n {
             let jitter = |k: usize| ((k * 7919) % 13) as f32 / 13.0 - 0.5;
-            let x = -2.0 + i as f32 * 5.0 + if i % (n - 1) == 0 { 0.0 } else { jitter(i + j * n) * 2.3 };
-            let y = -2.0 + j as f32 * 5.0 + if j % (n - 1) == 0 { 0.0 } else { jitter(3 * i + j) * 2.1 };
+            let x = -2.0
+                + i as f32 * 5.0
+                + if i % (n - 1) == 0 {
+                    0.0
+                } else {
+                    jitter(i + j * n) * 2.3
+                };
+            let y = -2.0
+                + j as f32 * 5.0
+                + if j % (n - 1) == 0 {
+                    0.0
+                } else {
+                    jitter(3 * i + j) * 2.1
+                };
             verts.push((x, y));
         }
     }

@@ -1,0 +1,74 @@
+//! Scene tests: the built-in scene rendered at small sizes, compared exactly with golden
+//! images, and its statistics compared with a snapshot — so a change in the work the GPU does
+//! (twice the fragment invocations after an early-Z bug) fails even when the pixels match.
+//! Bless new goldens with `RASTRA_BLESS=1 cargo test -p rastra-scene --test golden`; a
+//! failure writes `target/golden/<name>-actual.png` next to the expectation.
+
+use std::path::PathBuf;
+
+use rastra::DeviceDescriptor;
+use rastra_scene::{Frame, builtin};
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn check(name: &str, frame: &Frame) {
+    let rendered = frame
+        .render(&DeviceDescriptor::default(), 1)
+        .expect("the scene renders");
+    let png = golden_dir().join(format!("{name}.png"));
+    let stats_path = golden_dir().join(format!("{name}.stats.json"));
+    let stats = serde_json::to_string_pretty(&rendered.stats.to_json()["frame"]).unwrap() + "\n";
+    if std::env::var_os("RASTRA_BLESS").is_some() {
+        image::save_buffer(
+            &png,
+            &rendered.pixels,
+            frame.width,
+            frame.height,
+            image::ExtendedColorType::Rgba8,
+        )
+        .unwrap();
+        std::fs::write(&stats_path, &stats).unwrap();
+        return;
+    }
+    let expected = image::open(&png)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless with RASTRA_BLESS=1)", png.display()));
+    let expected = expected.to_rgba8();
+    if expected.as_raw() != &rendered.pixels {
+        let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/golden");
+        std::fs::create_dir_all(&out).unwrap();
+        let actual = out.join(format!("{name}-actual.png"));
+        image::save_buffer(
+            &actual,
+            &rendered.pixels,
+            frame.width,
+            frame.height,
+            image::ExtendedColorType::Rgba8,
+        )
+        .unwrap();
+        let differing = expected
+            .as_raw()
+            .chunks(4)
+            .zip(rendered.pixels.chunks(4))
+            .filter(|(a, b)| a != b)
+            .count();
+        panic!(
+            "{name}: {differing} pixels differ from {}; actual image in {}",
+            png.display(),
+            actual.display()
+        );
+    }
+    let expected_stats = std::fs::read_to_string(&stats_path).unwrap();
+    assert_eq!(stats, expected_stats, "{name}: statistics changed");
+}
+
+#[test]
+fn builtin_scene() {
+    check("builtin-256x144", &builtin::scene(256, 144, 1));
+}
+
+#[test]
+fn builtin_scene_msaa4() {
+    check("builtin-msaa4-192x108", &builtin::scene(192, 108, 4));
+}

@@ -1,0 +1,79 @@
+//! Shared helpers for the API tests.
+#![allow(dead_code)]
+
+use rastra::*;
+
+pub fn device() -> (Device, Queue) {
+    Device::new(&DeviceDescriptor::default())
+}
+
+pub fn module(device: &Device, wgsl: &str) -> Result<ShaderModule, Error> {
+    device.create_shader_module(&ShaderModuleDescriptor {
+        label: None,
+        source: ShaderSource::Wgsl(wgsl),
+    })
+}
+
+pub fn target(device: &Device, w: u32, h: u32, format: TextureFormat, samples: u32) -> Texture {
+    let mut usage = TextureUsages::RENDER_ATTACHMENT;
+    if samples == 1 {
+        usage = usage | TextureUsages::COPY_SRC;
+    }
+    device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: samples,
+            format,
+            usage,
+        })
+        .unwrap()
+}
+
+pub fn color_target(format: TextureFormat) -> ColorTargetState {
+    ColorTargetState {
+        format,
+        blend: None,
+        write_mask: ColorWrites::ALL,
+    }
+}
+
+pub fn pipeline(
+    device: &Device,
+    module: &ShaderModule,
+    buffers: &[VertexBufferLayout],
+    format: TextureFormat,
+) -> Result<RenderPipeline, Error> {
+    device.create_render_pipeline(&RenderPipelineDescriptor {
+        label: None,
+        vertex: VertexState {
+            module,
+            entry_point: None,
+            buffers,
+        },
+        primitive: PrimitiveState::default(),
+        depth_stencil: None,
+        multisample: MultisampleState::default(),
+        fragment: Some(FragmentState {
+            module,
+            entry_point: None,
+            targets: &[Some(color_target(format))],
+        }),
+    })
+}
+
+pub fn clear_pass<'a>(view: &'a TextureView) -> [Option<RenderPassColorAttachment<'a>>; 1] {
+    [Some(RenderPassColorAttachment {
+        view,
+        resolve_target: None,
+        ops: Operations {
+            load: LoadOp::Clear(Color::BLACK),
+            store: StoreOp::Store,
+        },
+    })]
+}

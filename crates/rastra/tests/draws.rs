@@ -1,0 +1,384 @@
+//! Draws through the whole API with known pixel results: depth testing, blending, instancing
+//! with base vertex and first instance, strips with restart, discard, MSAA resolve.
+
+mod common;
+
+use common::*;
+use rastra::*;
+
+const SHADER: &str = r#"
+struct VertexOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) color: vec4<f32>,
+}
+
+@vertex
+fn vs(@location(0) position: vec3<f32>, @location(1) color: vec4<f32>) -> VertexOut {
+    return VertexOut(vec4<f32>(position, 1.0), color);
+}
+
+@fragment
+fn fs(i: VertexOut) -> @location(0) vec4<f32> {
+    return i.color;
+}
+
+@fragment
+fn fs_discard_left(i: VertexOut) -> @location(0) vec4<f32> {
+    if i.clip.x < 8.0 {
+        discard;
+    }
+    return i.color;
+}
+
+struct Offset { @location(2) offset: vec2<f32> }
+
+@vertex
+fn vs_instanced(@location(0) position: vec3<f32>, @location(1) color: vec4<f32>, o: Offset) -> VertexOut {
+    return VertexOut(vec4<f32>(position.xy + o.offset, position.z, 1.0), color);
+}
+"#;
+
+fn layout() -> VertexBufferLayout {
+    VertexBufferLayout {
+        array_stride: 28,
+        step_mode: VertexStepMode::Vertex,
+        attributes: vec![
+            VertexAttribute {
+                format: VertexFormat::Float32x3,
+                offset: 0,
+                shader_location: 0,
+            },
+            VertexAttribute {
+                format: VertexFormat::Float32x4,
+                offset: 12,
+                shader_location: 1,
+            },
+        ],
+    }
+}
+
+/// A quad (two triangles) covering NDC [x0, x1] × [y0, y1] at depth z.
+fn quad(x0: f32, y0: f32, x1: f32, y1: f32, z: f32, c: [f32; 4]) -> Vec<f32> {
+    let mut v = Vec::new();
+    for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y0), (x1, y1), (x0, y1)] {
+        v.extend_from_slice(&[x, y, z]);
+        v.extend_from_slice(&c);
+    }
+    v
+}
+
+fn bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+struct Setup {
+    device: Device,
+    queue: Queue,
+    module: ShaderModule,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let (device, queue) = device();
+        let module = module(&device, SHADER).unwrap();
+        Setup {
+            device,
+            queue,
+            module,
+        }
+    }
+
+    fn pipeline(
+        &self,
+        fs: &str,
+        depth: Option<DepthStencilState>,
+        blend: Option<BlendState>,
+        samples: u32,
+    ) -> RenderPipeline {
+        self.device
+            .create_render_pipeline(&RenderPipelineDescriptor {
+                label: None,
+                vertex: VertexState {
+                    module: &self.module,
+                    entry_point: Some("vs"),
+                    buffers: &[layout()],
+                },
+                primitive: PrimitiveState::default(),
+                depth_stencil: depth,
+                multisample: MultisampleState {
+                    count: samples,
+                    ..Default::default()
+                },
+                fragment: Some(FragmentState {
+                    module: &self.module,
+                    entry_point: Some(fs),
+                    targets: &[Some(ColorTargetState {
+                        format: TextureFormat::Rgba8Unorm,
+                        blend,
+                        write_mask: ColorWrites::ALL,
+                    })],
+                }),
+            })
+            .unwrap()
+    }
+
+    fn vertex_buffer(&self, v: &[f32]) -> Buffer {
+        self.device
+            .create_buffer_init(None, &bytes(v), BufferUsages::VERTEX)
+            .unwrap()
+    }
+}
+
+fn pixel(data: &[u8], w: u32, x: u32, y: u32) -> [u8; 4] {
+    let at = ((y * w + x) * 4) as usize;
+    data[at..at + 4].try_into().unwrap()
+}
+
+fn depth_less() -> DepthStencilState {
+    DepthStencilState {
+        format: TextureFormat::Depth32Float,
+        depth_write_enabled: true,
+        depth_compare: CompareFunction::Less,
+    }
+}
+
+#[test]
+fn depth_test_keeps_the_nearest_whatever_the_order() {
+    let s = Setup::new();
+    let p = s.pipeline("fs", Some(depth_less()), None, 1);
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, 16, 16, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]); // near, green, drawn first
+    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0])); // far, red
+    v.extend(quad(-1.0, -1.0, 0.0, 1.0, 0.1, [0.0, 0.0, 1.0, 1.0])); // nearest, blue, left half
+    let vb = s.vertex_buffer(&v);
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Clear(1.0),
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..18, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let img = s.queue.read_texture(&color).unwrap();
+    assert_eq!(pixel(&img, 16, 12, 8), [0, 255, 0, 255]);
+    assert_eq!(pixel(&img, 16, 3, 8), [0, 0, 255, 255]);
+    let stats = s.queue.take_stats().total();
+    assert_eq!(
+        stats.early_z_killed, 256,
+        "the far quad is rejected before shading"
+    );
+    assert_eq!(stats.fragment_shader_invocations, 256 + 128);
+}
+
+#[test]
+fn alpha_blending_in_unorm8() {
+    let s = Setup::new();
+    let p = s.pipeline("fs", None, Some(BlendState::ALPHA_BLENDING), 1);
+    let color = target(&s.device, 8, 8, TextureFormat::Rgba8Unorm, 1);
+    let cv = color.create_view();
+    let vb = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.5, [1.0, 0.0, 0.0, 0.5]));
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let attachments = [Some(RenderPassColorAttachment {
+            view: &cv,
+            resolve_target: None,
+            ops: Operations {
+                load: LoadOp::Clear(Color {
+                    r: 0.0,
+                    g: 0.0,
+                    b: 1.0,
+                    a: 1.0,
+                }),
+                store: StoreOp::Store,
+            },
+        })];
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &attachments,
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..6, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let img = s.queue.read_texture(&color).unwrap();
+    // Colour 0.5·red + 0.5·blue; alpha (One, OneMinusSrcAlpha): 0.5 + 1·0.5 = 1.
+    assert_eq!(pixel(&img, 8, 4, 4), [128, 0, 128, 255]);
+}
+
+#[test]
+fn discard_keeps_the_old_colour_and_depth() {
+    let s = Setup::new();
+    let p = s.pipeline("fs_discard_left", Some(depth_less()), None, 1);
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, 16, 16, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.2, [1.0, 1.0, 1.0, 1.0]); // discarded on the left
+    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.5, [1.0, 0.0, 1.0, 1.0])); // behind: visible only where the first was discarded
+    let vb = s.vertex_buffer(&v);
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Clear(1.0),
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..12, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let img = s.queue.read_texture(&color).unwrap();
+    assert_eq!(pixel(&img, 16, 12, 3), [255, 255, 255, 255]);
+    // Both quads discard on the left half, so the clear colour stays there.
+    assert_eq!(pixel(&img, 16, 3, 3), [0, 0, 0, 255]);
+    let stats = s.queue.take_stats().total();
+    assert_eq!(stats.fragments_discarded, 256);
+}
+
+#[test]
+fn instancing_with_base_vertex_and_first_instance() {
+    let s = Setup::new();
+    let offsets = VertexBufferLayout {
+        array_stride: 8,
+        step_mode: VertexStepMode::Instance,
+        attributes: vec![VertexAttribute {
+            format: VertexFormat::Float32x2,
+            offset: 0,
+            shader_location: 2,
+        }],
+    };
+    let p = s
+        .device
+        .create_render_pipeline(&RenderPipelineDescriptor {
+            label: None,
+            vertex: VertexState {
+                module: &s.module,
+                entry_point: Some("vs_instanced"),
+                buffers: &[layout(), offsets],
+            },
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleStrip,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: MultisampleState::default(),
+            fragment: Some(FragmentState {
+                module: &s.module,
+                entry_point: Some("fs"),
+                targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
+            }),
+        })
+        .unwrap();
+    // Vertices 0..3 are junk; the quad's four strip vertices start at 3 (base_vertex = 3).
+    let mut v = vec![9.0; 3 * 7];
+    for (x, y) in [(-1.0, -1.0), (-0.5, -1.0), (-1.0, -0.5), (-0.5, -0.5)] {
+        v.extend_from_slice(&[x, y, 0.5, 1.0, 1.0, 0.0, 1.0]);
+    }
+    let vb = s.vertex_buffer(&v);
+    // Instance 0 is junk (first_instance = 1); instances 1 and 2 move the quad right and up.
+    let ib_offsets = s.vertex_buffer(&[5.0, 5.0, 1.0, 0.0, 0.0, 1.0]);
+    let indices: Vec<u8> = [0u16, 1, 2, 3, 0xffff, 0, 0]
+        .iter()
+        .flat_map(|i| i.to_le_bytes())
+        .collect();
+    let ib = s
+        .device
+        .create_buffer_init(None, &indices, BufferUsages::INDEX)
+        .unwrap();
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let cv = color.create_view();
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.set_vertex_buffer(1, &ib_offsets, 0, None);
+        pass.set_index_buffer(&ib, IndexFormat::Uint16, 0, None);
+        pass.draw_indexed(0..7, 3, 1..3);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let img = s.queue.read_texture(&color).unwrap();
+    let lit: Vec<(u32, u32)> = (0..16)
+        .flat_map(|y| (0..16).map(move |x| (x, y)))
+        .filter(|&(x, y)| pixel(&img, 16, x, y)[0] != 0)
+        .collect();
+    // Instance 1: NDC x ∈ [0, 0.5], y ∈ [−1, −0.5] → pixels x 8..12, y 12..16.
+    // Instance 2: NDC x ∈ [−1, −0.5], y ∈ [0, 0.5] → pixels x 0..4, y 4..8.
+    assert_eq!(lit.len(), 32, "{lit:?}");
+    assert!(
+        lit.iter()
+            .all(|&(x, y)| (8..12).contains(&x) && (12..16).contains(&y)
+                || (0..4).contains(&x) && (4..8).contains(&y))
+    );
+    let stats = s.queue.take_stats().total();
+    assert_eq!(
+        stats.input_assembly_primitives, 4,
+        "two strips (restart cuts the third) × two instances"
+    );
+    assert_eq!(stats.vertex_shader_invocations, 2 * 4);
+}
+
+#[test]
+fn msaa_resolve_averages_edge_samples() {
+    let s = Setup::new();
+    let p = s.pipeline("fs", None, None, 4);
+    let ms = target(&s.device, 8, 8, TextureFormat::Rgba8Unorm, 4);
+    let resolved = target(&s.device, 8, 8, TextureFormat::Rgba8Unorm, 1);
+    let (mv, rv) = (ms.create_view(), resolved.create_view());
+    // A triangle whose diagonal crosses pixel centres: edge pixels get 2 of 4 samples.
+    let mut v = Vec::new();
+    for (x, y) in [(-1.0, 1.0), (1.0, 1.0), (-1.0, -1.0)] {
+        v.extend_from_slice(&[x, y, 0.5, 1.0, 1.0, 1.0, 1.0]);
+    }
+    let vb = s.vertex_buffer(&v);
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let attachments = [Some(RenderPassColorAttachment {
+            view: &mv,
+            resolve_target: Some(&rv),
+            ops: Operations {
+                load: LoadOp::Clear(Color::BLACK),
+                store: StoreOp::Discard,
+            },
+        })];
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &attachments,
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..3, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let img = s.queue.read_texture(&resolved).unwrap();
+    assert_eq!(pixel(&img, 8, 0, 0), [255, 255, 255, 255]);
+    assert_eq!(pixel(&img, 8, 7, 7), [0, 0, 0, 255]);
+    // On the diagonal x + y = 7 (pixel (7, 0)): samples with x + y < 8 relative sums → 2 of 4.
+    assert_eq!(pixel(&img, 8, 7, 0), [128, 128, 128, 255]);
+    let stats = s.queue.take_stats().total();
+    assert_eq!(stats.pixels_resolved, 64);
+}
