@@ -313,6 +313,7 @@ fn back_end(
             continue;
         }
         let rect = front.bins.tile_rect(t);
+        counters.tiles_rasterized += 1;
         for &index in bin {
             let tri = &front.triangles[index as usize];
             let mut result = Ok(());

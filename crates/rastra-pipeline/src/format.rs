@@ -109,14 +109,14 @@ impl TextureFormat {
             }
             Rgba8UnormSrgb => {
                 for i in 0..3 {
-                    out[i] = unorm8(linear_to_srgb(c[i]));
+                    out[i] = srgb8(c[i]);
                 }
                 out[3] = unorm8(c[3]);
             }
             Bgra8UnormSrgb => {
-                out[0] = unorm8(linear_to_srgb(c[2]));
-                out[1] = unorm8(linear_to_srgb(c[1]));
-                out[2] = unorm8(linear_to_srgb(c[0]));
+                out[0] = srgb8(c[2]);
+                out[1] = srgb8(c[1]);
+                out[2] = srgb8(c[0]);
                 out[3] = unorm8(c[3]);
             }
             R16Float | Rg16Float | Rgba16Float => {
@@ -144,18 +144,24 @@ impl TextureFormat {
             Rg8Unorm => [n(t[0]), n(t[1]), 0.0, 1.0],
             Rgba8Unorm => [n(t[0]), n(t[1]), n(t[2]), n(t[3])],
             Bgra8Unorm => [n(t[2]), n(t[1]), n(t[0]), n(t[3])],
-            Rgba8UnormSrgb => [
-                srgb_to_linear(n(t[0])),
-                srgb_to_linear(n(t[1])),
-                srgb_to_linear(n(t[2])),
-                n(t[3]),
-            ],
-            Bgra8UnormSrgb => [
-                srgb_to_linear(n(t[2])),
-                srgb_to_linear(n(t[1])),
-                srgb_to_linear(n(t[0])),
-                n(t[3]),
-            ],
+            Rgba8UnormSrgb => {
+                let d = &srgb_tables().decode;
+                [
+                    d[t[0] as usize],
+                    d[t[1] as usize],
+                    d[t[2] as usize],
+                    n(t[3]),
+                ]
+            }
+            Bgra8UnormSrgb => {
+                let d = &srgb_tables().decode;
+                [
+                    d[t[2] as usize],
+                    d[t[1] as usize],
+                    d[t[0] as usize],
+                    n(t[3]),
+                ]
+            }
             R16Float | Rg16Float | Rgba16Float => {
                 let mut c = [0.0, 0.0, 0.0, 1.0];
                 for (i, v) in c.iter_mut().enumerate().take(self.components()) {
@@ -230,6 +236,41 @@ fn unorm8(x: f32) -> u8 {
     (x * 255.0 + 0.5) as u8
 }
 
+/// Lookup tables that make 8-bit sRGB conversion exact and cheap: the linear value of every
+/// code, and the linear values where the rounded code changes.
+struct SrgbTables {
+    decode: [f32; 256],
+    /// `thresholds[k]`: smallest linear value that encodes to code `k + 1` or more (the
+    /// linear value of encoded `(k + 0.5) / 255`).
+    thresholds: [f32; 255],
+}
+
+fn srgb_tables() -> &'static SrgbTables {
+    static TABLES: std::sync::OnceLock<SrgbTables> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        let to_linear = |e: f64| {
+            if e <= 0.040_45 {
+                e / 12.92
+            } else {
+                ((e + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        SrgbTables {
+            decode: std::array::from_fn(|k| to_linear(k as f64 / 255.0) as f32),
+            thresholds: std::array::from_fn(|k| to_linear((k as f64 + 0.5) / 255.0) as f32),
+        }
+    })
+}
+
+/// Linear float to 8-bit sRGB with round-to-nearest in the encoded domain (NaN → 0).
+#[inline]
+fn srgb8(x: f32) -> u8 {
+    if !(x > 0.0) {
+        return 0;
+    }
+    srgb_tables().thresholds.partition_point(|&t| t <= x) as u8
+}
+
 /// The sRGB transfer function (IEC 61966-2-1), linear → encoded.
 pub fn linear_to_srgb(x: f32) -> f32 {
     if x.is_nan() || x <= 0.0 {
@@ -240,15 +281,6 @@ pub fn linear_to_srgb(x: f32) -> f32 {
         1.055 * x.powf(1.0 / 2.4) - 0.055
     } else {
         1.0
-    }
-}
-
-/// The sRGB transfer function, encoded → linear.
-pub fn srgb_to_linear(x: f32) -> f32 {
-    if x <= 0.040_45 {
-        x / 12.92
-    } else {
-        ((x + 0.055) / 1.055).powf(2.4)
     }
 }
 
@@ -430,6 +462,16 @@ mod tests {
             let mut t = [0u8; 4];
             TextureFormat::Rgba8UnormSrgb.encode_color([linear; 4], &mut t);
             assert_eq!(t[0], code);
+        }
+    }
+
+    #[test]
+    fn srgb_encoding_matches_the_transfer_function() {
+        for i in 0..=4096 {
+            let x = i as f32 / 4096.0;
+            let mut t = [0u8; 4];
+            TextureFormat::Rgba8UnormSrgb.encode_color([x, 0.0, 0.0, 0.0], &mut t);
+            assert_eq!(t[0], unorm8(linear_to_srgb(x)), "x = {x}");
         }
     }
 

@@ -19,20 +19,24 @@ pub struct Barycentrics {
     pub inv_w: f32,
 }
 
-/// Screen-space weights at a snapped point; exact at the vertices, summing to 1.
+/// Screen-space weights at a snapped point, from the setup plane equations; they sum to 1.
 #[inline]
 pub fn linear_weights(tri: &Triangle, x: Fixed, y: Fixed) -> [f32; 3] {
-    let inv_area = 1.0 / tri.area as f64;
-    let l1 = (tri.edges[1].eval(x, y) as f64 * inv_area) as f32;
-    let l2 = (tri.edges[2].eval(x, y) as f64 * inv_area) as f32;
+    let p = &tri.planes;
+    let dx = (x - p.origin[0]) as f32;
+    let dy = (y - p.origin[1]) as f32;
+    let l1 = p.weight1[0] * dx + p.weight1[1] * dy;
+    let l2 = p.weight2[0] * dx + p.weight2[1] * dy;
     [1.0 - l1 - l2, l1, l2]
 }
 
-/// Depth at a snapped point.
+/// Depth at a snapped point: vertex 0's depth plus the depth plane's two multiply-adds.
 #[inline]
 pub fn depth_at(tri: &Triangle, x: Fixed, y: Fixed) -> f32 {
-    let l = linear_weights(tri, x, y);
-    l[0] * tri.z[0] + l[1] * tri.z[1] + l[2] * tri.z[2]
+    let p = &tri.planes;
+    let dx = (x - p.origin[0]) as f32;
+    let dy = (y - p.origin[1]) as f32;
+    tri.z[0] + p.z[0] * dx + p.z[1] * dy
 }
 
 /// All weights at a point given in pixels (e.g. a pixel centre, `px + 0.5`), as sub-pixel

@@ -203,9 +203,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     center
                 };
                 if let Some(reg) = p.frag_position_reg {
-                    let z = center.linear[0] * t.z[0]
-                        + center.linear[1] * t.z[1]
-                        + center.linear[2] * t.z[2];
+                    let z = depth_at(t, cx, cy);
                     let r = warp.regs_mut(reg, 4);
                     r[0][lane] = (px as f32 + 0.5).to_bits();
                     r[1][lane] = (py as f32 + 0.5).to_bits();

@@ -92,12 +92,46 @@ pub struct Triangle {
     /// 1 / clip w of each vertex, for perspective-correct interpolation.
     pub inv_w: [f32; 3],
     pub front_facing: bool,
+    /// Screen-space plane equations of the barycentric weights of vertices 1 and 2 and of
+    /// depth, relative to vertex 0 (T7: "interpolating Z boils down to two multiply-adds").
+    pub planes: Planes,
     /// API-order index of each of the triangle's vertices (setup may swap 1 and 2 to make
     /// the area positive; vertex 0, the provoking vertex, never moves).
     pub vertex_order: [usize; 3],
     /// Index of the first of this triangle's three vertices' attribute blocks in the draw's
     /// attribute arena (`3 × varying_words` words, vertex order matching `z` and `inv_w`).
     pub attrs: u32,
+}
+
+/// Plane equations over snapped coordinates, relative to vertex 0: a quantity `q` at
+/// `(x, y)` is `q0 + dq[0]·(x − origin.x) + dq[1]·(y − origin.y)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Planes {
+    pub origin: [Fixed; 2],
+    /// Gradients of the barycentric weights of vertices 1 and 2 (per snapped unit).
+    pub weight1: [f32; 2],
+    pub weight2: [f32; 2],
+    /// Gradient of depth.
+    pub z: [f32; 2],
+}
+
+impl Planes {
+    fn new(edges: &[Edge; 3], area: i64, origin: [Fixed; 2], z: &[f32; 3]) -> Planes {
+        let inv = 1.0 / area as f64;
+        let w1 = [edges[1].a as f64 * inv, edges[1].b as f64 * inv];
+        let w2 = [edges[2].a as f64 * inv, edges[2].b as f64 * inv];
+        let dz1 = (z[1] - z[0]) as f64;
+        let dz2 = (z[2] - z[0]) as f64;
+        Planes {
+            origin,
+            weight1: w1.map(|v| v as f32),
+            weight2: w2.map(|v| v as f32),
+            z: [
+                (dz1 * w1[0] + dz2 * w2[0]) as f32,
+                (dz1 * w1[1] + dz2 * w2[1]) as f32,
+            ],
+        }
+    }
 }
 
 /// Why setup dropped a triangle.
@@ -218,7 +252,9 @@ impl SetupState {
         if bx0 > bx1 || by0 > by1 {
             return Err(Culled::OutsideScissor);
         }
+        let z = order.map(|k| z[k]);
         Ok(Triangle {
+            planes: Planes::new(&edges, area, p[0], &z),
             edges,
             area,
             bounds: PixelRect {
@@ -227,7 +263,7 @@ impl SetupState {
                 x1: bx1 as u32,
                 y1: by1 as u32,
             },
-            z: order.map(|k| z[k]),
+            z,
             inv_w: order.map(|k| inv_w[k]),
             front_facing,
             vertex_order: order,

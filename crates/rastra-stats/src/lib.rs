@@ -91,6 +91,8 @@ counters! {
         triangles_setup,
         /// Screen-tile bin entries written by binning.
         tile_bin_entries,
+        /// Tiles the back end rasterized (tiles whose bin was not empty).
+        tiles_rasterized,
         /// Coarse blocks tested against the edge functions.
         coarse_blocks_tested,
         /// Coarse blocks found fully inside all three edges.

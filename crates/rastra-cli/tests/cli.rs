@@ -1,0 +1,142 @@
+//! The `rastra` command end to end: real models render, broken files are rejected with a
+//! clear message and a non-zero exit status (never a panic), bad arguments are refused.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rastra(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rastra"))
+        .args(args)
+        .output()
+        .expect("rastra runs")
+}
+
+fn out_path(name: &str) -> String {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+const GLTF: &str = "/usr/share/assimp/models/glTF2";
+
+/// Skips (with a note) when Debian's asset packages are not installed.
+fn asset(path: &str) -> Option<&str> {
+    if Path::new(path).exists() {
+        Some(path)
+    } else {
+        eprintln!("skipping: {path} is not installed (scripts/setup.sh installs it)");
+        None
+    }
+}
+
+fn assert_rendered(args: &[&str], png: &str) -> String {
+    let out = rastra(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = image::open(png).expect("a PNG was written").to_rgba8();
+    // Something other than the clear colour was drawn.
+    let first = *image.get_pixel(0, 0);
+    assert!(
+        image.pixels().any(|p| *p != first),
+        "the image is a flat colour"
+    );
+    stdout
+}
+
+#[test]
+fn builtin_scene_renders_with_report_and_json() {
+    let png = out_path("builtin.png");
+    let json = out_path("builtin.json");
+    let stdout = assert_rendered(
+        &[
+            "render", "--size", "160x90", "--out", &png, "--stats", &json,
+        ],
+        &png,
+    );
+    assert!(stdout.contains("vertex_cache_hits"), "{stdout}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        stats["frame"]["fragment_shader_invocations"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(stats["draws"].as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn real_models_render() {
+    for (model, name) in [
+        (
+            format!("{GLTF}/2CylinderEngine-glTF-Binary/2CylinderEngine.glb"),
+            "engine.png",
+        ),
+        (
+            "/usr/share/glmark2/models/bunny.obj".to_string(),
+            "bunny.png",
+        ),
+        (
+            format!("{GLTF}/BoxTextured-glTF/BoxTextured.gltf"),
+            "box.png",
+        ),
+    ] {
+        let Some(model) = asset(&model) else { continue };
+        let png = out_path(name);
+        let stdout = assert_rendered(
+            &[
+                "render", "--scene", model, "--size", "200x150", "--msaa", "4", "--out", &png,
+            ],
+            &png,
+        );
+        assert!(stdout.contains("triangles submitted"), "{stdout}");
+    }
+}
+
+#[test]
+fn broken_models_are_rejected_cleanly() {
+    let mut files = vec![
+        format!("{GLTF}/IndexOutOfRange/IndexOutOfRange.gltf"),
+        format!("{GLTF}/BoxWithInfinites-glTF-Binary/BoxWithInfinites.glb"),
+    ];
+    if let Ok(dir) = std::fs::read_dir(format!("{GLTF}/wrongTypes")) {
+        files.extend(
+            dir.flatten()
+                .map(|e| e.path().to_string_lossy().into_owned())
+                .filter(|p| p.ends_with(".gltf")),
+        );
+    }
+    files.push("/nonexistent/model.glb".into());
+    for file in &files {
+        if !file.starts_with("/nonexistent") && asset(file).is_none() {
+            continue;
+        }
+        let png = out_path("broken.png");
+        let out = rastra(&["render", "--scene", file, "--size", "64x64", "--out", &png]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        assert!(stderr.starts_with("rastra: error: "), "{file}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{file}: {stderr}");
+        let name = Path::new(file).file_name().unwrap().to_string_lossy();
+        assert!(
+            stderr.contains(&*name),
+            "the message names the file: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    for args in [
+        &["render", "--msaa", "3"][..],
+        &["render", "--size", "0x10"],
+        &["render", "--size", "big"],
+    ] {
+        let out = rastra(args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    }
+}
