@@ -89,6 +89,7 @@ impl ClipSpace {
 
     /// The out-code of a clip-space position.
     #[inline]
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(a >= b)` is deliberate: NaN is outside.
     pub fn outcode(&self, p: &[f32; 4]) -> u16 {
         let [x, y, z, w] = *p;
         let [gx, gy] = self.guard;

@@ -264,6 +264,7 @@ fn srgb_tables() -> &'static SrgbTables {
 
 /// Linear float to 8-bit sRGB with round-to-nearest in the encoded domain (NaN → 0).
 #[inline]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 fn srgb8(x: f32) -> u8 {
     if !(x > 0.0) {
         return 0;

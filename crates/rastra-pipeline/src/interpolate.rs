@@ -9,7 +9,7 @@ use rastra_shader::Interpolation;
 use crate::setup::{Fixed, SUBPIXEL_BITS, Triangle};
 
 /// Barycentric weights at one point of a triangle.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Barycentrics {
     /// Screen-space (no-perspective) weights.
     pub linear: [f32; 3],

@@ -177,10 +177,16 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         } else {
             (1u32 << lanes) - 1
         };
+        // Per lane: which triangle's attributes, and the barycentric weights at the pixel
+        // centre and (when a varying asks for it) at the centroid sample.
         let mut helpers: Mask = 0;
+        let mut attr_base = [0usize; WARP_LANES];
+        let mut center = [Barycentrics::default(); WARP_LANES];
+        let mut centroid = [Barycentrics::default(); WARP_LANES];
+        let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
+        let full = self.pattern.full_mask();
         for (q, pend) in self.pending.iter().enumerate() {
             let t = &self.triangles[pend.tri as usize];
-            let vertex_attrs = &self.attrs[t.attrs as usize..t.attrs as usize + 3 * words];
             for i in 0..4 {
                 let lane = q * 4 + i;
                 let cov = pend.quad.coverage[i];
@@ -190,48 +196,67 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 let px = pend.quad.x + (i as u32 & 1);
                 let py = pend.quad.y + (i as u32 >> 1);
                 let (cx, cy) = pixel_center(px, py);
-                let center = barycentrics(t, cx, cy);
-                let centroid = if cov != 0 && cov != self.pattern.full_mask() {
-                    let s = cov.trailing_zeros() as usize;
-                    let [ox, oy] = self.pattern.offsets[s];
+                attr_base[lane] = t.attrs as usize;
+                center[lane] = barycentrics(t, cx, cy);
+                centroid[lane] = if wants_centroid && cov != 0 && cov != full {
+                    let [ox, oy] = self.pattern.offsets[cov.trailing_zeros() as usize];
                     barycentrics(
                         t,
                         ((px as i64) << SUBPIXEL_BITS) + ox,
                         ((py as i64) << SUBPIXEL_BITS) + oy,
                     )
                 } else {
-                    center
+                    center[lane]
                 };
-                if let Some(reg) = p.frag_position_reg {
-                    let z = depth_at(t, cx, cy);
-                    let r = warp.regs_mut(reg, 4);
+            }
+        }
+        if let Some(reg) = p.frag_position_reg {
+            let r = warp.regs_mut(reg, 4);
+            for (q, pend) in self.pending.iter().enumerate() {
+                let t = &self.triangles[pend.tri as usize];
+                for i in 0..4 {
+                    let lane = q * 4 + i;
+                    let px = pend.quad.x + (i as u32 & 1);
+                    let py = pend.quad.y + (i as u32 >> 1);
+                    let (cx, cy) = pixel_center(px, py);
                     r[0][lane] = (px as f32 + 0.5).to_bits();
                     r[1][lane] = (py as f32 + 0.5).to_bits();
-                    r[2][lane] = z.to_bits();
-                    r[3][lane] = center.inv_w.to_bits();
+                    r[2][lane] = depth_at(t, cx, cy).to_bits();
+                    r[3][lane] = center[lane].inv_w.to_bits();
                 }
-                if let Some(reg) = p.front_facing_reg {
-                    warp.regs_mut(reg, 1)[0][lane] = t.front_facing as u32;
+            }
+        }
+        if let Some(reg) = p.front_facing_reg {
+            let r = &mut warp.regs_mut(reg, 1)[0];
+            for (q, pend) in self.pending.iter().enumerate() {
+                let facing = self.triangles[pend.tri as usize].front_facing as u32;
+                r[q * 4..q * 4 + 4].fill(facing);
+            }
+        }
+        if let Some(reg) = p.sample_mask_in_reg {
+            let r = &mut warp.regs_mut(reg, 1)[0];
+            for (q, pend) in self.pending.iter().enumerate() {
+                for i in 0..4 {
+                    r[q * 4 + i] = pend.quad.coverage[i] as u32;
                 }
-                if let Some(reg) = p.sample_mask_in_reg {
-                    warp.regs_mut(reg, 1)[0][lane] = cov as u32;
-                }
-                for v in &p.varyings {
-                    let b: &Barycentrics = if v.sampling == Sampling::Centroid {
-                        &centroid
-                    } else {
-                        &center
-                    };
-                    let regs = warp.regs_mut(v.fs_reg, v.components);
-                    for (c, reg) in regs.iter_mut().enumerate() {
-                        let w = v.word as usize + c;
-                        let values = [
-                            vertex_attrs[w],
-                            vertex_attrs[words + w],
-                            vertex_attrs[2 * words + w],
-                        ];
-                        reg[lane] = interpolate_word(v.interpolation, b, values);
-                    }
+            }
+        }
+        for v in &p.varyings {
+            let weights = if v.sampling == Sampling::Centroid {
+                &centroid
+            } else {
+                &center
+            };
+            let regs = warp.regs_mut(v.fs_reg, v.components);
+            for (c, reg) in regs.iter_mut().enumerate() {
+                let w = v.word as usize + c;
+                for lane in 0..lanes {
+                    let a = &self.attrs[attr_base[lane] + w..];
+                    reg[lane] = interpolate_word(
+                        v.interpolation,
+                        &weights[lane],
+                        [a[0], a[words], a[2 * words]],
+                    );
                 }
             }
         }

@@ -228,11 +228,15 @@ mod tests {
 
     #[test]
     fn frame_total_sums_draws() {
-        let mut a = Counters::default();
-        a.vertex_cache_hits = 3;
-        let mut b = Counters::default();
-        b.vertex_cache_hits = 4;
-        b.quads_rasterized = 1;
+        let a = Counters {
+            vertex_cache_hits: 3,
+            ..Counters::default()
+        };
+        let b = Counters {
+            vertex_cache_hits: 4,
+            quads_rasterized: 1,
+            ..Counters::default()
+        };
         let frame = FrameStats {
             draws: vec![
                 DrawStats {

@@ -212,7 +212,12 @@ impl Rng {
 /// A distinct, opaque colour for triangle `i`.
 pub fn unique_color(i: usize) -> [u8; 4] {
     let h = (i as u32 + 1).wrapping_mul(0x9e37_79b9);
-    [(h >> 24) as u8, (h >> 16) as u8, (i as u8).wrapping_mul(53), 255]
+    [
+        (h >> 24) as u8,
+        (h >> 16) as u8,
+        (i as u8).wrapping_mul(53),
+        255,
+    ]
 }
 
 /// lavapipe, or None after saying why the test is skipped.

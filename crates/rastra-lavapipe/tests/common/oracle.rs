@@ -12,7 +12,12 @@
 const SUBPIXELS: f64 = 256.0;
 
 /// Standard 4× sample positions (Vulkan / D3D), in pixels from the pixel's corner.
-pub const SAMPLES_4: [(f64, f64); 4] = [(0.375, 0.125), (0.875, 0.375), (0.125, 0.625), (0.625, 0.875)];
+pub const SAMPLES_4: [(f64, f64); 4] = [
+    (0.375, 0.125),
+    (0.875, 0.375),
+    (0.125, 0.625),
+    (0.625, 0.875),
+];
 /// The single sample of a single-sampled pixel.
 pub const SAMPLES_1: [(f64, f64); 1] = [(0.5, 0.5)];
 
@@ -135,7 +140,10 @@ pub fn ideal_covers(tri: &[[f32; 4]; 3], p: [f64; 2]) -> bool {
 /// NDC of the centre of pixel (x, y) of a `size`-square viewport.
 pub fn pixel_ndc(size: u32, x: u32, y: u32) -> [f64; 2] {
     let s = size as f64;
-    [(x as f64 + 0.5) / s * 2.0 - 1.0, 1.0 - (y as f64 + 0.5) / s * 2.0]
+    [
+        (x as f64 + 0.5) / s * 2.0 - 1.0,
+        1.0 - (y as f64 + 0.5) / s * 2.0,
+    ]
 }
 
 /// True when some point within `eps` pixels of pixel (x, y)'s centre is covered differently
