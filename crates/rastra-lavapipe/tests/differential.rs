@@ -690,19 +690,11 @@ fn blending_every_factor_and_operation() {
 // 5. Clipping
 // ---------------------------------------------------------------------------------------
 
-/// Distance in pixels from pixel (x, y)'s centre to the nearest boundary of any of `tris`
-/// (ideal, unsnapped), found by bisection on [`oracle::borderline`]; 1.0 when farther.
+/// Distance in pixels from pixel (x, y)'s centre to the nearest boundary of any of `tris`.
 fn boundary_distance(tris: &[[[f32; 4]; 3]], size: u32, x: u32, y: u32) -> f64 {
-    let near = |eps| tris.iter().any(|t| oracle::borderline(t, size, x, y, eps));
-    if !near(1.0) {
-        return 1.0;
-    }
-    let (mut lo, mut hi) = (0.0, 1.0);
-    for _ in 0..30 {
-        let mid = (lo + hi) / 2.0;
-        if near(mid) { hi = mid } else { lo = mid }
-    }
-    hi
+    tris.iter()
+        .map(|t| oracle::boundary_distance(t, size, x, y))
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// One clipping case: flat-coloured clip-space triangles drawn in order. rastra must match

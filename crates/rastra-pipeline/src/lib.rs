@@ -12,6 +12,9 @@
 //! entry point that runs one draw through all of them. Every unit counts its work in
 //! [`rastra_stats::Counters`] where the work happens.
 
+// Units walk parallel per-lane / per-sample / per-component arrays by index on purpose.
+#![allow(clippy::needless_range_loop)]
+
 pub mod format;
 pub mod state;
 

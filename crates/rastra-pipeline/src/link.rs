@@ -379,13 +379,13 @@ impl RenderPipeline {
             return invalid("colour targets without a fragment shader".into());
         }
 
-        if let Some(ds) = &desc.depth_stencil {
-            if !ds.format.is_depth() {
-                return invalid(format!(
-                    "depth format {:?} is not a depth format",
-                    ds.format
-                ));
-            }
+        if let Some(ds) = &desc.depth_stencil
+            && !ds.format.is_depth()
+        {
+            return invalid(format!(
+                "depth format {:?} is not a depth format",
+                ds.format
+            ));
         }
         if pipeline.frag_depth_reg.is_some() && desc.depth_stencil.is_none() {
             // Legal; the written depth simply goes nowhere.

@@ -312,12 +312,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 if matches!(
                     p.depth_mode,
                     DepthMode::Late | DepthMode::EarlyTestLateWrite
-                ) {
-                    if let Some(d) = &self.depth {
-                        if d.write_enabled {
-                            counters.depth_samples_written += cov.count_ones() as u64;
-                        }
-                    }
+                ) && let Some(d) = &self.depth
+                    && d.write_enabled
+                {
+                    counters.depth_samples_written += cov.count_ones() as u64;
                 }
                 for out in &p.color_outputs {
                     let Some(surface) = self.colors[out.target].as_mut() else {

@@ -44,7 +44,7 @@ pub fn for_each_triangle(
                     Fetched::Vertex(v) => {
                         if run >= 2 {
                             let k = run - 2;
-                            let tri = if k % 2 == 0 {
+                            let tri = if k.is_multiple_of(2) {
                                 [window[0], window[1], v]
                             } else {
                                 [window[0], v, window[1]]

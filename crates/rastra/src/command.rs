@@ -192,7 +192,10 @@ impl CommandEncoder {
             if !dst.usage().contains(BufferUsages::COPY_DST) {
                 return validation("copy destination buffer lacks COPY_DST usage");
             }
-            if src_offset % 4 != 0 || dst_offset % 4 != 0 || size % 4 != 0 {
+            if !src_offset.is_multiple_of(4)
+                || !dst_offset.is_multiple_of(4)
+                || !size.is_multiple_of(4)
+            {
                 return validation("buffer copy offsets and size must be multiples of 4");
             }
             if src_offset.checked_add(size).is_none_or(|e| e > src.size())
@@ -237,7 +240,7 @@ impl CommandEncoder {
                 return validation("multisampled textures cannot be copied");
             }
             let row = src.width() as u64 * src.format().texel_size() as u64;
-            if bytes_per_row % 256 != 0 || (bytes_per_row as u64) < row {
+            if !bytes_per_row.is_multiple_of(256) || (bytes_per_row as u64) < row {
                 return validation(format!(
                     "bytes_per_row {bytes_per_row} must be a multiple of 256 and at least {row}"
                 ));
@@ -357,12 +360,11 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
                 t.format()
             ));
         }
-        if let Some(ops) = &d.depth_ops {
-            if let LoadOp::Clear(z) = ops.load {
-                if !(0.0..=1.0).contains(&z) {
-                    return validation(format!("depth clear value {z} is outside [0, 1]"));
-                }
-            }
+        if let Some(ops) = &d.depth_ops
+            && let LoadOp::Clear(z) = ops.load
+            && !(0.0..=1.0).contains(&z)
+        {
+            return validation(format!("depth clear value {z} is outside [0, 1]"));
         }
         if d.stencil_ops.is_some() && !t.format().has_stencil() {
             return validation("stencil operations on a depth attachment without stencil");
@@ -522,7 +524,7 @@ impl RenderPass<'_> {
             if !buffer.usage().contains(BufferUsages::INDEX) {
                 return validation("index buffer lacks INDEX usage");
             }
-            if offset % format.size() as u64 != 0 {
+            if !offset.is_multiple_of(format.size() as u64) {
                 return validation("index buffer offset is not aligned to the index size");
             }
             let range = buffer_range(buffer, offset, size, "index buffer")?;

@@ -148,7 +148,7 @@ impl Queue {
         if !buffer.usage().contains(BufferUsages::COPY_DST) {
             return validation("write_buffer target lacks COPY_DST usage");
         }
-        if offset % 4 != 0 || data.len() % 4 != 0 {
+        if !offset.is_multiple_of(4) || !data.len().is_multiple_of(4) {
             return validation("write_buffer offset and size must be multiples of 4");
         }
         if offset

@@ -93,13 +93,12 @@ impl RenderPipeline {
                     .bindings
                     .iter()
                     .find(|b| b.group == a.group && b.binding == a.binding)
+                    && a.kind != b.kind
                 {
-                    if a.kind != b.kind {
-                        return validation(format!(
-                            "@group({}) @binding({}) is {:?} in the vertex shader and {:?} in the fragment shader",
-                            a.group, a.binding, a.kind, b.kind
-                        ));
-                    }
+                    return validation(format!(
+                        "@group({}) @binding({}) is {:?} in the vertex shader and {:?} in the fragment shader",
+                        a.group, a.binding, a.kind, b.kind
+                    ));
                 }
             }
         }

@@ -321,11 +321,12 @@ fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut
         }
     }
     if resolved > 0 {
-        let mut counters = Counters::default();
-        counters.pixels_resolved = resolved;
         stats.draws.push(DrawStats {
             label: format!("{} resolve", p.label),
-            counters,
+            counters: Counters {
+                pixels_resolved: resolved,
+                ..Counters::default()
+            },
         });
     }
 }

@@ -5,8 +5,8 @@
 //!   to 1/256 pixel (round to nearest even), integer edge functions, samples exactly on an edge
 //!   belong to the triangle when the edge is a top or left edge (framebuffer y down).
 //! - [`ideal_covers`]: the unsnapped triangle in clip space (f64, homogeneous: clipped at
-//!   w > 0, 0 ≤ z ≤ w), for clipped geometry; [`borderline`] says when a pixel centre is
-//!   so close to that triangle's boundary that snapping or clip-point rounding may decide.
+//!   w > 0, 0 ≤ z ≤ w), for clipped geometry; [`boundary_distance`] says how close a pixel
+//!   centre is to that triangle's boundary, where snapping or clip-point rounding may decide.
 
 /// Sub-pixel steps per pixel (8 bits, as rastra and lavapipe use).
 const SUBPIXELS: f64 = 256.0;
@@ -113,52 +113,78 @@ pub fn snapped_image(
         .collect()
 }
 
-/// Whether the unsnapped clip-space triangle covers the point at NDC `p`: the point's
-/// preimage on the triangle's plane (barycentrics λ ∝ a × b with a_i = x_i − p.x·w_i,
-/// b_i = y_i − p.y·w_i, scaled so that w > 0) must have λ ≥ 0 and 0 ≤ z ≤ w.
-pub fn ideal_covers(tri: &[[f32; 4]; 3], p: [f64; 2]) -> bool {
+/// An affine function of NDC position: `c + gx·x + gy·y`.
+type Affine = [f64; 3];
+
+fn eval(g: &Affine, p: [f64; 2]) -> f64 {
+    g[0] + g[1] * p[0] + g[2] * p[1]
+}
+
+/// The functions of NDC position whose signs decide ideal coverage, each affine: the
+/// barycentrics of the point's preimage on the triangle's plane, λ_i ∝ a_j·b_k − a_k·b_j
+/// with a = x − p.x·w and b = y − p.y·w (the p.x·p.y terms cancel), then W = Σλ·w,
+/// Z = Σλ·z and W − Z. A point is covered when W ≠ 0 and, with λ scaled so that W > 0,
+/// λ ≥ 0 and 0 ≤ Z ≤ W (clipping at w > 0, near and far, without clipping anything).
+fn constraints(tri: &[[f32; 4]; 3]) -> [Affine; 6] {
     let v = tri.map(|v| v.map(f64::from));
-    let a = v.map(|v| v[0] - p[0] * v[3]);
-    let b = v.map(|v| v[1] - p[1] * v[3]);
-    let mut l = [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ];
-    let dot = |l: &[f64; 3], k: usize| l[0] * v[0][k] + l[1] * v[1][k] + l[2] * v[2][k];
-    let w = dot(&l, 3);
+    let l: [Affine; 3] = std::array::from_fn(|i| {
+        let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+        [
+            v[j][0] * v[k][1] - v[k][0] * v[j][1],
+            v[k][3] * v[j][1] - v[j][3] * v[k][1],
+            v[k][0] * v[j][3] - v[j][0] * v[k][3],
+        ]
+    });
+    let sum = |c: usize| -> Affine { std::array::from_fn(|t| (0..3).map(|i| l[i][t] * v[i][c]).sum()) };
+    let (w, z) = (sum(3), sum(2));
+    [l[0], l[1], l[2], z, std::array::from_fn(|t| w[t] - z[t]), w]
+}
+
+fn covers(g: &[Affine; 6], p: [f64; 2]) -> bool {
+    let w = eval(&g[5], p);
     if w == 0.0 || !w.is_finite() {
         return false;
     }
-    if w < 0.0 {
-        l = l.map(|x| -x);
-    }
-    let (w, z) = (dot(&l, 3), dot(&l, 2));
-    l.iter().all(|&x| x >= 0.0) && z >= 0.0 && z <= w
+    g[..5].iter().all(|g| eval(g, p) * w.signum() >= 0.0)
+}
+
+/// Whether the unsnapped clip-space triangle covers the point at NDC `p`.
+pub fn ideal_covers(tri: &[[f32; 4]; 3], p: [f64; 2]) -> bool {
+    covers(&constraints(tri), p)
 }
 
 /// NDC of the centre of pixel (x, y) of a `size`-square viewport.
 pub fn pixel_ndc(size: u32, x: u32, y: u32) -> [f64; 2] {
     let s = size as f64;
-    [
-        (x as f64 + 0.5) / s * 2.0 - 1.0,
-        1.0 - (y as f64 + 0.5) / s * 2.0,
-    ]
+    [(x as f64 + 0.5) / s * 2.0 - 1.0, 1.0 - (y as f64 + 0.5) / s * 2.0]
 }
 
-/// True when some point within `eps` pixels of pixel (x, y)'s centre is covered differently
-/// from the centre by the ideal triangle: the decision there rests on sub-`eps` precision
-/// (snapping, clip-point rounding).
-pub fn borderline(tri: &[[f32; 4]; 3], size: u32, x: u32, y: u32, eps: f64) -> bool {
-    let centre = ideal_covers(tri, pixel_ndc(size, x, y));
-    // Any straight edge within eps of the centre is crossed by one of these eight probes
-    // (radius eps·√2 along the axes and diagonals).
-    let r = eps * std::f64::consts::SQRT_2 / size as f64 * 2.0;
-    let c = pixel_ndc(size, x, y);
-    (0..8).any(|k| {
-        let a = k as f64 * std::f64::consts::FRAC_PI_4;
-        ideal_covers(tri, [c[0] + r * a.cos(), c[1] + r * a.sin()]) != centre
-    })
+/// Distance in pixels from pixel (x, y)'s centre to the nearest line on which the ideal
+/// triangle's coverage changes (an edge, or the near, far or w = 0 cut): decisions that
+/// close rest on sub-pixel precision (snapping, clip-point rounding). Lines whose crossing
+/// at the nearest point changes nothing (an edge's extension past its vertex) are skipped;
+/// `f64::INFINITY` when no line qualifies.
+pub fn boundary_distance(tri: &[[f32; 4]; 3], size: u32, x: u32, y: u32) -> f64 {
+    let g = constraints(tri);
+    let p = pixel_ndc(size, x, y);
+    let px_per_ndc = size as f64 / 2.0;
+    let mut best = f64::INFINITY;
+    for line in &g {
+        let norm = line[1].hypot(line[2]);
+        if norm == 0.0 || !norm.is_finite() {
+            continue;
+        }
+        let d = eval(line, p) / norm;
+        // The foot of the perpendicular, and a point a hair to either side of it.
+        let n = [line[1] / norm, line[2] / norm];
+        let foot = [p[0] - d * n[0], p[1] - d * n[1]];
+        let h = 1e-7;
+        let side = |s: f64| covers(&g, [foot[0] + s * h * n[0], foot[1] + s * h * n[1]]);
+        if side(1.0) != side(-1.0) {
+            best = best.min(d.abs() * px_per_ndc);
+        }
+    }
+    best
 }
 
 /// The ideal image of flat-coloured triangles drawn in order without depth: for each pixel,
