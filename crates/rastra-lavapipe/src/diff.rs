@@ -44,7 +44,7 @@ impl fmt::Display for Diff {
 pub fn compare_rgba8(a: &[u8], b: &[u8], width: u32) -> Diff {
     assert_eq!(a.len(), b.len(), "images differ in size");
     assert!(
-        width > 0 && a.len() % (4 * width as usize) == 0,
+        width > 0 && a.len().is_multiple_of(4 * width as usize),
         "not whole RGBA8 rows of {width} pixels"
     );
     let mut diff = Diff::default();

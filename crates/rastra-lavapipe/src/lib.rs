@@ -118,25 +118,13 @@ impl Lavapipe {
 
     /// Renders `frame` `runs` times (at least once), timing each submission from
     /// `queue.submit` to its completion; resource and pipeline creation and the readback are
-    /// not timed. Returns the last image and the times. The blend constant is WebGPU's
-    /// default, transparent black (as on rastra, where `Frame` has none either).
+    /// not timed. Returns the last image and the times.
     pub fn render(
         &self,
         frame: &rastra_scene::Frame,
         runs: usize,
     ) -> Result<LavapipeRendered, String> {
-        self.render_with_blend_constant(frame, runs, rastra::Color::TRANSPARENT)
-    }
-
-    /// [`Lavapipe::render`] with the render pass's blend constant set to `constant` (used
-    /// by the `Constant` / `OneMinusConstant` blend factors).
-    pub fn render_with_blend_constant(
-        &self,
-        frame: &rastra_scene::Frame,
-        runs: usize,
-        constant: rastra::Color,
-    ) -> Result<LavapipeRendered, String> {
-        render::render(&self.device, &self.queue, frame, runs, constant)
+        render::render(&self.device, &self.queue, frame, runs)
             .map_err(|e| format!("lavapipe, frame {:?}: {e}", frame.name))
     }
 }

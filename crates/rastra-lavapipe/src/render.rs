@@ -25,7 +25,6 @@ pub fn render(
     queue: &wgpu::Queue,
     frame: &Frame,
     runs: usize,
-    blend_constant: rastra::Color,
 ) -> Result<LavapipeRendered, String> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let resources = Resources::new(device, frame);
@@ -36,7 +35,7 @@ pub fn render(
     let mut times_ms = Vec::with_capacity(runs.max(1));
     for _ in 0..runs.max(1) {
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let commands = resources.encode_pass(device, frame, blend_constant);
+        let commands = resources.encode_pass(device, frame);
         let start = Instant::now();
         queue.submit([commands]);
         device
@@ -157,12 +156,7 @@ impl Resources {
     }
 
     /// Records one run: the render pass with every draw of the frame.
-    fn encode_pass(
-        &self,
-        device: &wgpu::Device,
-        frame: &Frame,
-        blend_constant: rastra::Color,
-    ) -> wgpu::CommandBuffer {
+    fn encode_pass(&self, device: &wgpu::Device, frame: &Frame) -> wgpu::CommandBuffer {
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
         {
             let (view, resolve_target) = match &self.msaa_view {
@@ -198,7 +192,7 @@ impl Resources {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_blend_constant(convert::color(blend_constant));
+            pass.set_blend_constant(convert::color(frame.blend_constant));
             for (d, group) in frame.draws.iter().zip(&self.bind_groups) {
                 pass.set_pipeline(&self.pipelines[&pipeline_key(frame, d)]);
                 if let Some(g) = group {

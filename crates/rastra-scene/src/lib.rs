@@ -74,6 +74,8 @@ pub struct Frame {
     pub depth_format: Option<TextureFormat>,
     pub clear_color: Color,
     pub clear_depth: f32,
+    /// The blend constant set at the start of the pass.
+    pub blend_constant: Color,
     pub shader: String,
     pub buffers: Vec<BufferData>,
     pub pipelines: Vec<PipelineRecipe>,
@@ -237,6 +239,7 @@ impl Frame {
                         }
                     }),
                 });
+                pass.set_blend_constant(self.blend_constant);
                 for (d, group) in self.draws.iter().zip(&bind_groups) {
                     pass.set_pipeline(&pipelines[d.pipeline]);
                     if let Some(g) = group {

@@ -264,6 +264,7 @@ pub fn frame(
             a: 1.0,
         },
         clear_depth: 1.0,
+        blend_constant: Color::TRANSPARENT,
         shader: SHADER.into(),
         buffers,
         pipelines,

@@ -97,6 +97,7 @@ fn flat_frame(
             a: 1.0,
         },
         clear_depth: 1.0,
+        blend_constant: Color::TRANSPARENT,
         shader: FLAT_SHADER.into(),
         buffers: vec![BufferData {
             label: "vertices".into(),

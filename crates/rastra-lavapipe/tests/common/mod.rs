@@ -2,8 +2,6 @@
 //! frame construction, a seeded generator, rendering one frame on both renderers and
 //! comparing (with images written on failure), and exact coverage oracles ([`oracle`]).
 
-#![allow(dead_code)] // each test binary uses its own subset
-
 pub mod oracle;
 
 use std::ops::Range;
@@ -167,6 +165,7 @@ pub fn frame(name: &str, size: u32, vertices: &[Vertex], pipeline: PipelineRecip
         depth_format: None,
         clear_color: Color::BLACK,
         clear_depth: 1.0,
+        blend_constant: Color::TRANSPARENT,
         shader: SHADER.into(),
         buffers: vec![BufferData {
             label: "vertices".into(),
@@ -304,98 +303,4 @@ pub fn check_frame(lp: &Lavapipe, frame: &Frame, tolerance: u8) -> Both {
     let both = render_both(lp, frame);
     check(&both, frame, tolerance, String::new);
     both
-}
-
-/// Renders a frame on rastra with a blend constant. `Frame` has no blend constant and
-/// `Frame::render` sets none, so this is `Frame::render` with one more pass command;
-/// it supports what the blending test uses (non-indexed draws, no bindings, no depth,
-/// single-sampled).
-pub fn render_rastra_with_blend_constant(frame: &Frame, constant: Color) -> Vec<u8> {
-    assert!(frame.samples == 1 && frame.depth_format.is_none());
-    let (device, queue) = rastra::Device::new(&Default::default());
-    let module = device
-        .create_shader_module(&rastra::ShaderModuleDescriptor {
-            label: Some(&frame.name),
-            source: rastra::ShaderSource::Wgsl(&frame.shader),
-        })
-        .expect("shader");
-    let buffers: Vec<rastra::Buffer> = frame
-        .buffers
-        .iter()
-        .map(|b| device.create_buffer_init(Some(&b.label), &b.data, b.usage))
-        .collect::<Result<_, _>>()
-        .expect("buffers");
-    let pipelines: Vec<rastra::RenderPipeline> = frame
-        .pipelines
-        .iter()
-        .map(|p| {
-            device.create_render_pipeline(&rastra::RenderPipelineDescriptor {
-                label: None,
-                vertex: rastra::VertexState {
-                    module: &module,
-                    entry_point: Some(&p.vs_entry),
-                    buffers: &p.vertex_buffers,
-                },
-                primitive: p.primitive,
-                depth_stencil: None,
-                multisample: rastra::MultisampleState::default(),
-                fragment: Some(rastra::FragmentState {
-                    module: &module,
-                    entry_point: Some(&p.fs_entry),
-                    targets: &[Some(rastra::ColorTargetState {
-                        format: frame.color_format,
-                        blend: p.blend,
-                        write_mask: p.write_mask,
-                    })],
-                }),
-            })
-        })
-        .collect::<Result<_, _>>()
-        .expect("pipelines");
-    let target = device
-        .create_texture(&rastra::TextureDescriptor {
-            label: None,
-            size: rastra::Extent3d {
-                width: frame.width,
-                height: frame.height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            format: frame.color_format,
-            usage: rastra::TextureUsages::RENDER_ATTACHMENT | rastra::TextureUsages::COPY_SRC,
-        })
-        .expect("target");
-    let view = target.create_view();
-    let mut encoder = device.create_command_encoder();
-    {
-        let mut pass = encoder.begin_render_pass(&rastra::RenderPassDescriptor {
-            label: Some(&frame.name),
-            color_attachments: &[Some(rastra::RenderPassColorAttachment {
-                view: &view,
-                resolve_target: None,
-                ops: rastra::Operations {
-                    load: rastra::LoadOp::Clear(frame.clear_color),
-                    store: rastra::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-        });
-        pass.set_blend_constant(constant);
-        for d in &frame.draws {
-            assert!(d.bindings.is_empty() && d.index_buffer.is_none());
-            pass.set_pipeline(&pipelines[d.pipeline]);
-            for (slot, &b) in d.vertex_buffers.iter().enumerate() {
-                pass.set_vertex_buffer(slot as u32, &buffers[b], 0, None);
-            }
-            let DrawKind::Vertices(v) = &d.kind else {
-                unreachable!("asserted above")
-            };
-            pass.draw(v.clone(), d.instances.clone());
-        }
-    }
-    queue
-        .submit([encoder.finish().expect("encode")])
-        .expect("submit");
-    queue.read_texture(&target).expect("read back")
 }

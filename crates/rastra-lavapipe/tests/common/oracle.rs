@@ -135,7 +135,8 @@ fn constraints(tri: &[[f32; 4]; 3]) -> [Affine; 6] {
             v[k][0] * v[j][3] - v[j][0] * v[k][3],
         ]
     });
-    let sum = |c: usize| -> Affine { std::array::from_fn(|t| (0..3).map(|i| l[i][t] * v[i][c]).sum()) };
+    let sum =
+        |c: usize| -> Affine { std::array::from_fn(|t| (0..3).map(|i| l[i][t] * v[i][c]).sum()) };
     let (w, z) = (sum(3), sum(2));
     [l[0], l[1], l[2], z, std::array::from_fn(|t| w[t] - z[t]), w]
 }
@@ -156,7 +157,10 @@ pub fn ideal_covers(tri: &[[f32; 4]; 3], p: [f64; 2]) -> bool {
 /// NDC of the centre of pixel (x, y) of a `size`-square viewport.
 pub fn pixel_ndc(size: u32, x: u32, y: u32) -> [f64; 2] {
     let s = size as f64;
-    [(x as f64 + 0.5) / s * 2.0 - 1.0, 1.0 - (y as f64 + 0.5) / s * 2.0]
+    [
+        (x as f64 + 0.5) / s * 2.0 - 1.0,
+        1.0 - (y as f64 + 0.5) / s * 2.0,
+    ]
 }
 
 /// Distance in pixels from pixel (x, y)'s centre to the nearest line on which the ideal
