@@ -66,6 +66,8 @@ const OUT_GB_RIGHT: u16 = 1 << 7;
 const OUT_GB_BOTTOM: u16 = 1 << 8;
 const OUT_GB_TOP: u16 = 1 << 9;
 const OUT_W: u16 = 1 << 10;
+/// A coordinate is NaN or infinite: the primitive is dropped whole.
+const OUT_INVALID: u16 = 1 << 11;
 
 /// Per-draw clipping configuration derived from the viewport.
 #[derive(Clone, Copy, Debug)]
@@ -89,44 +91,45 @@ impl ClipSpace {
 
     /// The out-code of a clip-space position.
     #[inline]
-    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(a >= b)` is deliberate: NaN is outside.
     pub fn outcode(&self, p: &[f32; 4]) -> u16 {
         let [x, y, z, w] = *p;
+        if !(x.is_finite() && y.is_finite() && z.is_finite() && w.is_finite()) {
+            return OUT_INVALID;
+        }
         let [gx, gy] = self.guard;
         let mut code = 0;
-        // Written so that NaN coordinates land outside (comparisons with NaN are false).
-        if !(x >= -w) {
+        if x < -w {
             code |= OUT_LEFT;
         }
-        if !(x <= w) {
+        if x > w {
             code |= OUT_RIGHT;
         }
-        if !(y >= -w) {
+        if y < -w {
             code |= OUT_BOTTOM;
         }
-        if !(y <= w) {
+        if y > w {
             code |= OUT_TOP;
         }
         if !self.unclipped_depth {
-            if !(z >= 0.0) {
+            if z < 0.0 {
                 code |= OUT_NEAR;
             }
-            if !(z <= w) {
+            if z > w {
                 code |= OUT_FAR;
             }
-        } else if !(w >= W_MIN) {
+        } else if w < W_MIN {
             code |= OUT_W;
         }
-        if !(x >= -gx * w) {
+        if x < -gx * w {
             code |= OUT_GB_LEFT;
         }
-        if !(x <= gx * w) {
+        if x > gx * w {
             code |= OUT_GB_RIGHT;
         }
-        if !(y >= -gy * w) {
+        if y < -gy * w {
             code |= OUT_GB_BOTTOM;
         }
-        if !(y <= gy * w) {
+        if y > gy * w {
             code |= OUT_GB_TOP;
         }
         code
@@ -170,9 +173,13 @@ pub enum ClipDecision {
     Clip,
 }
 
-/// Trivial accept/reject from the three out-codes.
+/// Trivial accept/reject from the three out-codes. A primitive with a non-finite vertex
+/// position is rejected.
 #[inline]
 pub fn classify(codes: [u16; 3]) -> ClipDecision {
+    if (codes[0] | codes[1] | codes[2]) & OUT_INVALID != 0 {
+        return ClipDecision::Reject;
+    }
     const FRUSTUM: u16 = OUT_LEFT | OUT_RIGHT | OUT_BOTTOM | OUT_TOP | OUT_NEAR | OUT_FAR | OUT_W;
     const MUST_CLIP: u16 =
         OUT_NEAR | OUT_FAR | OUT_W | OUT_GB_LEFT | OUT_GB_RIGHT | OUT_GB_BOTTOM | OUT_GB_TOP;

@@ -92,6 +92,14 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
         let mode = self.pipeline.depth_mode;
+        // The multisample state's sample mask removes samples before any test.
+        let sample_mask = self.pipeline.desc.multisample.mask as u8;
+        for c in &mut quad.coverage {
+            *c &= sample_mask;
+        }
+        if quad.is_empty() {
+            return Ok(());
+        }
         if mode == DepthMode::EarlyTestLateWrite
             && self
                 .pending

@@ -75,7 +75,8 @@ counters! {
         vertex_instructions,
     }
     "clip and cull" {
-        /// Primitives dropped because all vertices were outside one frustum plane.
+        /// Primitives dropped because all vertices were outside one frustum plane, or because
+        /// a vertex position was not finite.
         culled_frustum,
         /// Primitives that crossed near/far/w or the guard band and were clipped geometrically.
         primitives_clipped,
