@@ -17,6 +17,7 @@ use crate::format::IndexFormat;
 use crate::input_assembler::IndexSource;
 use crate::link::RenderPipeline;
 use crate::memory::Framebuffer;
+use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::primitive::for_each_triangle;
 use crate::raster::{SamplePattern, rasterize};
@@ -277,7 +278,7 @@ fn back_end(
         .zip(&p.desc.targets)
         .map(|(surface, state)| match (surface, state) {
             (Some(surface), Some(state)) => Some(ColorSurface {
-                state: *state,
+                rop: Rop::new(*state, call.blend_constant.to_array()),
                 data: &mut *surface.data,
             }),
             _ => None,
@@ -302,7 +303,6 @@ fn back_end(
         &front.triangles,
         &front.attrs,
         call.viewport,
-        call.blend_constant.to_array(),
         width,
         colors,
         depth,

@@ -79,42 +79,76 @@ pub fn blend(state: &BlendState, src: [f32; 4], dst: [f32; 4], constant: [f32; 4
     out
 }
 
-/// Blends and writes one sample's colour into `texel` (the target's bytes for that sample).
-/// Returns true when the blender was used.
-#[inline]
-pub fn write_sample(
-    target: &ColorTargetState,
-    texel: &mut [u8],
-    src: [f32; 4],
+/// One colour target's ROP, configured once per draw: the target state, the blend constant
+/// (clamped for normalized formats) and whether writes are plain replacements.
+#[derive(Clone, Copy, Debug)]
+pub struct Rop {
+    pub state: ColorTargetState,
     constant: [f32; 4],
-) -> bool {
-    let format = target.format;
-    let mut src = src;
-    let mut constant = constant;
-    if is_normalized(format) {
-        src = src.map(|v| v.clamp(0.0, 1.0));
-        constant = constant.map(|v| v.clamp(0.0, 1.0));
-    }
-    let full_mask = target.write_mask.0 & 0xf == 0xf;
-    match target.blend {
-        None if full_mask => {
-            format.encode_color(src, texel);
-            false
+    normalized: bool,
+    /// No blending and every channel written: the encoded colour is simply stored.
+    replace: bool,
+}
+
+impl Rop {
+    pub fn new(state: ColorTargetState, constant: [f32; 4]) -> Rop {
+        let normalized = is_normalized(state.format);
+        Rop {
+            state,
+            constant: if normalized {
+                constant.map(|v| v.clamp(0.0, 1.0))
+            } else {
+                constant
+            },
+            normalized,
+            replace: state.blend.is_none() && state.write_mask.0 & 0xf == 0xf,
         }
-        blend_state => {
+    }
+
+    /// Writes a pixel's shaded colour into its covered samples. `texels` holds the pixel's
+    /// samples, adjacent (the surface layout invariant). Returns (samples written, samples
+    /// blended).
+    pub fn write_pixel(&self, texels: &mut [u8], coverage: u8, color: [f32; 4]) -> (u64, u64) {
+        let format = self.state.format;
+        let size = format.texel_size();
+        let src = if self.normalized {
+            color.map(|v| v.clamp(0.0, 1.0))
+        } else {
+            color
+        };
+        let written = coverage.count_ones() as u64;
+        if self.replace {
+            let mut encoded = [0u8; 16];
+            format.encode_color(src, &mut encoded[..size]);
+            for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
+                if coverage & (1 << s) != 0 {
+                    texel.copy_from_slice(&encoded[..size]);
+                }
+            }
+            return (written, 0);
+        }
+        for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
+            if coverage & (1 << s) == 0 {
+                continue;
+            }
             let dst = format.decode_color(texel);
-            let mut out = match blend_state {
-                Some(b) => blend(&b, src, dst, constant),
+            let mut out = match &self.state.blend {
+                Some(b) => blend(b, src, dst, self.constant),
                 None => src,
             };
             for (i, v) in out.iter_mut().enumerate() {
-                if !target.write_mask.writes(i) {
+                if !self.state.write_mask.writes(i) {
                     *v = dst[i];
                 }
             }
             format.encode_color(out, texel);
-            blend_state.is_some()
         }
+        let blended = if self.state.blend.is_some() {
+            written
+        } else {
+            0
+        };
+        (written, blended)
     }
 }
 
@@ -161,7 +195,25 @@ mod tests {
             write_mask: crate::state::ColorWrites::RED | crate::state::ColorWrites::ALPHA,
         };
         let mut texel = [10u8, 20, 30, 40];
-        write_sample(&target, &mut texel, [1.0, 1.0, 1.0, 1.0], [0.0; 4]);
+        let rop = Rop::new(target, [0.0; 4]);
+        assert_eq!(rop.write_pixel(&mut texel, 1, [1.0, 1.0, 1.0, 1.0]), (1, 0));
         assert_eq!(texel, [255, 20, 30, 255]);
+    }
+
+    #[test]
+    fn only_covered_samples_are_written() {
+        let target = ColorTargetState {
+            format: TextureFormat::R8Unorm,
+            blend: Some(BlendState::ALPHA_BLENDING),
+            write_mask: crate::state::ColorWrites::ALL,
+        };
+        let mut texels = [0u8, 0, 0, 0];
+        let rop = Rop::new(target, [0.0; 4]);
+        assert_eq!(
+            rop.write_pixel(&mut texels, 0b0101, [2.0, 0.0, 0.0, 0.5]),
+            (2, 2)
+        );
+        // The source is clamped to 1 before blending: 1·0.5 + 0·0.5.
+        assert_eq!(texels, [128, 0, 128, 0]);
     }
 }

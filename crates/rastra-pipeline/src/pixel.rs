@@ -16,10 +16,10 @@ use crate::depth::DepthUnit;
 use crate::interpolate::{Barycentrics, barycentrics, depth_at, interpolate_word, pixel_center};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::texel_offset;
-use crate::output_merger::write_sample;
+use crate::output_merger::Rop;
 use crate::raster::{Quad, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
-use crate::state::{ColorTargetState, Viewport};
+use crate::state::Viewport;
 
 const QUADS_PER_WARP: usize = WARP_LANES / 4;
 
@@ -34,7 +34,7 @@ struct Pending {
 
 /// A colour target as the output merger sees it.
 pub struct ColorSurface<'fb> {
-    pub state: ColorTargetState,
+    pub rop: Rop,
     pub data: &'fb mut [u8],
 }
 
@@ -46,7 +46,6 @@ pub struct PixelPipe<'a, 'fb> {
     pub attrs: &'a [u32],
     pub pattern: SamplePattern,
     pub viewport: Viewport,
-    pub blend_constant: [f32; 4],
     pub width: u32,
     pub colors: Vec<Option<ColorSurface<'fb>>>,
     pub depth: Option<DepthUnit<'fb>>,
@@ -62,7 +61,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         triangles: &'a [Triangle],
         attrs: &'a [u32],
         viewport: Viewport,
-        blend_constant: [f32; 4],
         width: u32,
         colors: Vec<Option<ColorSurface<'fb>>>,
         depth: Option<DepthUnit<'fb>>,
@@ -74,7 +72,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             attrs,
             pattern: SamplePattern::for_count(pipeline.samples()),
             viewport,
-            blend_constant,
             width,
             colors,
             depth,
@@ -334,21 +331,12 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     for (c, reg) in regs.iter().enumerate() {
                         color[c] = f32::from_bits(reg[lane]);
                     }
-                    let size = surface.state.format.texel_size();
-                    for s in 0..samples {
-                        if cov & (1 << s) == 0 {
-                            continue;
-                        }
-                        let at = texel_offset(self.width, samples, size, px, py, s);
-                        let blended = write_sample(
-                            &surface.state,
-                            &mut surface.data[at..at + size],
-                            color,
-                            self.blend_constant,
-                        );
-                        counters.samples_written += 1;
-                        counters.samples_blended += blended as u64;
-                    }
+                    let size = surface.rop.state.format.texel_size();
+                    let at = texel_offset(self.width, samples, size, px, py, 0);
+                    let texels = &mut surface.data[at..at + size * samples as usize];
+                    let (written, blended) = surface.rop.write_pixel(texels, cov, color);
+                    counters.samples_written += written;
+                    counters.samples_blended += blended;
                 }
             }
         }
