@@ -33,6 +33,13 @@ impl Bins {
         }
     }
 
+    /// Empties every bin.
+    pub fn clear(&mut self) {
+        for bin in &mut self.bins {
+            bin.clear();
+        }
+    }
+
     /// Appends triangle `index` to every tile overlapping `bounds`.
     pub fn insert(&mut self, index: u32, bounds: &PixelRect, counters: &mut Counters) {
         let tx0 = bounds.x0 / TILE_SIZE;

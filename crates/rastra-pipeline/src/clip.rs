@@ -14,6 +14,8 @@
 //! - planes are applied in one fixed order ([`PLANE_ORDER`]);
 //! - the side planes clipped against are the guard-band planes, never the viewport's.
 
+use rastra_shader::Interpolation;
+
 use crate::state::Viewport;
 
 /// Distance in pixels from the viewport centre to the guard-band edges. Snapped coordinates
@@ -28,7 +30,8 @@ pub enum Plane {
     Near,
     /// `z ≤ w`
     Far,
-    /// `w ≥ W_MIN`, used instead of near/far when depth is unclipped (depth clamp).
+    /// `w ≥ W_MIN`: keeps the divide by w finite (with unclipped depth it is the only plane
+    /// in front of the eye).
     PositiveW,
     /// `x ≥ -g·w` (guard band)
     Left,
@@ -117,7 +120,9 @@ impl ClipSpace {
             if z > w {
                 code |= OUT_FAR;
             }
-        } else if w < W_MIN {
+        }
+        // Also with depth clipping: (0, 0, 0, 0) is inside every other plane.
+        if w < W_MIN {
             code |= OUT_W;
         }
         if x < -gx * w {
@@ -222,32 +227,38 @@ impl Polygon {
             .extend_from_slice(&from.attrs[i * w..(i + 1) * w]);
     }
 
-    /// Pushes the point `t` of the way from vertex `inside` to vertex `outside` of `from`.
-    /// Flat attribute words are copied from `inside` (the clipper later replaces them with
-    /// the provoking vertex's values anyway); the others are interpolated as floats.
+    /// Pushes the point `t` of the way (in clip space) from vertex `inside` to vertex
+    /// `outside` of `from`. Perspective-interpolated words use `t`; no-perspective words use
+    /// the matching screen-space parameter `t·w_out / w_new`, so they stay linear on screen
+    /// (Vulkan §"Primitive Clipping"); flat words are copied from `inside` (the clipper later
+    /// replaces them with the provoking vertex's values anyway).
     fn push_intersection(
         &mut self,
         from: &Polygon,
         inside: usize,
         outside: usize,
         t: f32,
-        flat: &[bool],
+        modes: &[Interpolation],
     ) {
         let a = from.positions[inside];
         let b = from.positions[outside];
-        self.positions
-            .push(std::array::from_fn(|k| a[k] + t * (b[k] - a[k])));
+        let p: [f32; 4] = std::array::from_fn(|k| a[k] + t * (b[k] - a[k]));
+        self.positions.push(p);
+        let screen_t = if p[3] != 0.0 { t * b[3] / p[3] } else { t };
         let w = from.words;
-        for k in 0..w {
+        for (k, mode) in modes.iter().enumerate() {
             let va = from.attrs[inside * w + k];
             let vb = from.attrs[outside * w + k];
-            let v = if flat[k] {
-                va
-            } else {
-                let (fa, fb) = (f32::from_bits(va), f32::from_bits(vb));
-                (fa + t * (fb - fa)).to_bits()
+            let t = match mode {
+                Interpolation::Flat => {
+                    self.attrs.push(va);
+                    continue;
+                }
+                Interpolation::Perspective => t,
+                Interpolation::Linear => screen_t,
             };
-            self.attrs.push(v);
+            let (fa, fb) = (f32::from_bits(va), f32::from_bits(vb));
+            self.attrs.push((fa + t * (fb - fa)).to_bits());
         }
     }
 }
@@ -261,7 +272,7 @@ pub struct Clipper {
 
 impl Clipper {
     /// Clips a triangle against every plane its out-codes cross, in [`PLANE_ORDER`].
-    /// `flat[k]` marks attribute words that are not interpolated; in the result they all hold
+    /// `modes[k]` is how attribute word `k` is interpolated; in the result flat words all hold
     /// the first (provoking) vertex's values. Returns the clipped polygon (possibly empty),
     /// whose vertex 0 is a fan centre.
     pub fn clip(
@@ -270,9 +281,9 @@ impl Clipper {
         positions: [&[f32; 4]; 3],
         attrs: [&[u32]; 3],
         codes: [u16; 3],
-        flat: &[bool],
+        modes: &[Interpolation],
     ) -> &Polygon {
-        let words = flat.len();
+        let words = modes.len();
         self.a.clear(words);
         for k in 0..3 {
             self.a.positions.push(*positions[k]);
@@ -299,7 +310,7 @@ impl Clipper {
                     let (inside, outside, d_in, d_out) =
                         if i_in { (i, j, di, dj) } else { (j, i, dj, di) };
                     let t = d_in / (d_in - d_out);
-                    self.b.push_intersection(&self.a, inside, outside, t, flat);
+                    self.b.push_intersection(&self.a, inside, outside, t, modes);
                 }
             }
             std::mem::swap(&mut self.a, &mut self.b);
@@ -307,7 +318,7 @@ impl Clipper {
         // Flat attributes come from the original provoking vertex.
         for v in 0..self.a.len() {
             for k in 0..words {
-                if flat[k] {
+                if modes[k] == Interpolation::Flat {
                     self.a.attrs[v * words + k] = attrs[0][k];
                 }
             }

@@ -1,7 +1,9 @@
 //! The depth unit (T7 "Early Z/Stencil", "Z/stencil writes: the full truth"): per-sample
 //! depth test and write against the bound depth surface. The same unit serves the early
 //! position (before shading) and the late one (after it); which one a draw uses is
-//! [`DepthMode`](crate::link::DepthMode), chosen at pipeline link time.
+//! [`DepthMode`](crate::link::DepthMode), chosen at pipeline link time. Every sample's depth
+//! is clamped to the viewport's depth range before it is tested or stored (WebGPU; Vulkan
+//! with depth clamping — without it, clipping already keeps depth in range).
 
 use crate::format::TextureFormat;
 use crate::memory::texel_offset;
@@ -15,6 +17,8 @@ pub struct DepthUnit<'a> {
     pub data: &'a mut [u8],
     pub width: u32,
     pub samples: u32,
+    /// The viewport's depth range, `[min, max]`.
+    pub range: [f32; 2],
 }
 
 impl DepthUnit<'_> {
@@ -29,7 +33,9 @@ impl DepthUnit<'_> {
             }
             let at = texel_offset(self.width, self.samples, size, x, y, s);
             let texel = &mut self.data[at..at + size];
-            let new = self.format.quantize_depth(z[s as usize].clamp(0.0, 1.0));
+            let new = self
+                .format
+                .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
             let stored = self.format.decode_depth(texel);
             if self.compare.passes(new, stored) {
                 pass |= 1 << s;
@@ -51,7 +57,9 @@ impl DepthUnit<'_> {
         for s in 0..self.samples {
             if mask & (1 << s) != 0 {
                 let at = texel_offset(self.width, self.samples, size, x, y, s);
-                let new = self.format.quantize_depth(z[s as usize].clamp(0.0, 1.0));
+                let new = self
+                    .format
+                    .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
                 self.format.encode_depth(new, &mut self.data[at..at + size]);
             }
         }

@@ -77,8 +77,19 @@ impl From<ExecError> for DrawError {
     }
 }
 
+impl FrontEndOutput {
+    /// Empties the output after the back end consumed it (keeping allocations).
+    fn clear(&mut self) {
+        self.triangles.clear();
+        self.attrs.clear();
+        self.bins.clear();
+    }
+}
+
 /// What the front end produced for the back end.
 struct FrontEndOutput {
+    /// The viewport rectangle for per-sample tests, when its edges are fractional.
+    viewport_bounds: Option<[crate::setup::Fixed; 4]>,
     triangles: Vec<Triangle>,
     attrs: Vec<u32>,
     bins: Bins,
@@ -91,17 +102,35 @@ pub fn draw(
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
-    let front = front_end(call, fb.width, fb.height, budget, counters)?;
-    back_end(call, fb, &front, budget, counters)
+    let (width, height) = (fb.width, fb.height);
+    front_end(
+        call,
+        width,
+        height,
+        budget,
+        counters,
+        &mut |front, budget, counters| back_end(call, fb, front, budget, counters),
+    )
 }
 
+/// Triangles the front end sets up before handing them to the back end, which bounds the
+/// memory a draw holds however many primitives it has.
+const CHUNK_TRIANGLES: usize = 1 << 18;
+
+/// Where the front end hands its output: the back end, which consumes the triangles.
+type BackEnd<'s> =
+    dyn FnMut(&FrontEndOutput, &mut u64, &mut Counters) -> Result<(), DrawError> + 's;
+
+/// Runs the front end over the whole draw, passing each chunk of set-up triangles (in API
+/// order) to `back_end` as it fills.
 fn front_end(
     call: &DrawCall<'_>,
     width: u32,
     height: u32,
     budget: &mut u64,
     counters: &mut Counters,
-) -> Result<FrontEndOutput, DrawError> {
+    back_end: &mut BackEnd<'_>,
+) -> Result<(), DrawError> {
     let p = call.pipeline;
     let prim = &p.desc.primitive;
     let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
@@ -112,14 +141,12 @@ fn front_end(
         height,
         prim.cull_mode,
         prim.front_face,
-        prim.unclipped_depth,
     );
     let words = p.varying_words as usize;
-    let mut flat = vec![false; words];
+    // How each attribute word is interpolated (the clipper needs it per word).
+    let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
     for v in &p.varyings {
-        if v.interpolation == rastra_shader::Interpolation::Flat {
-            flat[v.word as usize..(v.word + v.components) as usize].fill(true);
-        }
+        modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
     }
     let shading = VertexShading {
         pipeline: p,
@@ -150,6 +177,7 @@ fn front_end(
     };
 
     let mut out = FrontEndOutput {
+        viewport_bounds: setup.viewport_bounds,
         triangles: Vec::new(),
         attrs: Vec::new(),
         bins: Bins::new(width, height),
@@ -157,11 +185,8 @@ fn front_end(
     let mut warp = Warp::new(&p.desc.vertex);
     let mut shaded = ShadedBatch::default();
     let mut clipper = Clipper::default();
-    let mut tris = Vec::new();
-    let mut error = None;
+    let mut error: Option<DrawError> = None;
     for instance in call.instances.clone() {
-        tris.clear();
-        for_each_triangle(prim.topology, &source, count, counters, |t| tris.push(t));
         let mut batcher = Batcher::default();
         let mut dispatch = |batch: &Batch, counters: &mut Counters| {
             if error.is_some() {
@@ -169,7 +194,7 @@ fn front_end(
             }
             if let Err(e) = shading.shade(batch, instance, &mut warp, &mut shaded, budget, counters)
             {
-                error = Some(e);
+                error = Some(e.into());
                 return;
             }
             for slots in &batch.prims {
@@ -178,23 +203,32 @@ fn front_end(
                     &setup,
                     &clip_space,
                     &mut clipper,
-                    &flat,
+                    &modes,
                     &shaded,
                     s,
                     &mut out,
                     counters,
                 );
             }
+            if out.triangles.len() >= CHUNK_TRIANGLES {
+                if let Err(e) = back_end(&out, budget, counters) {
+                    error = Some(e);
+                }
+                out.clear();
+            }
         };
-        for &t in &tris {
-            batcher.push(t, counters, &mut dispatch);
-        }
+        for_each_triangle(prim.topology, &source, count, counters, |t, counters| {
+            batcher.push(t, counters, &mut dispatch)
+        });
         batcher.flush(counters, &mut dispatch);
         if let Some(e) = error.take() {
-            return Err(e.into());
+            return Err(e);
         }
     }
-    Ok(out)
+    if !out.triangles.is_empty() {
+        back_end(&out, budget, counters)?;
+    }
+    Ok(())
 }
 
 /// Clip, cull and set up one assembled triangle (slots into the shaded batch).
@@ -203,7 +237,7 @@ fn process_triangle(
     setup: &SetupState,
     clip_space: &ClipSpace,
     clipper: &mut Clipper,
-    flat: &[bool],
+    modes: &[rastra_shader::Interpolation],
     shaded: &ShadedBatch,
     s: [usize; 3],
     out: &mut FrontEndOutput,
@@ -223,7 +257,7 @@ fn process_triangle(
             counters.primitives_clipped += 1;
             let pos = s.map(|k| &shaded.positions[k]);
             let attrs = s.map(|k| shaded.attrs_of(k));
-            let poly = clipper.clip(clip_space, pos, attrs, codes, flat);
+            let poly = clipper.clip(clip_space, pos, attrs, codes, modes);
             let w = poly.words;
             for i in 1..poly.len().saturating_sub(1) {
                 counters.clipping_primitives += 1;
@@ -292,6 +326,10 @@ fn back_end(
             data: &mut *target.data,
             width,
             samples,
+            range: [
+                call.viewport.min_depth.min(call.viewport.max_depth),
+                call.viewport.min_depth.max(call.viewport.max_depth),
+            ],
         }),
         _ => None,
     };
@@ -317,11 +355,18 @@ fn back_end(
         for &index in bin {
             let tri = &front.triangles[index as usize];
             let mut result = Ok(());
-            rasterize(tri, &rect, &pattern, counters, |quad, counters| {
-                if result.is_ok() {
-                    result = pixels.push(index, quad, budget, counters);
-                }
-            });
+            rasterize(
+                tri,
+                &rect,
+                &pattern,
+                front.viewport_bounds.as_ref(),
+                counters,
+                |quad, counters| {
+                    if result.is_ok() {
+                        result = pixels.push(index, quad, budget, counters);
+                    }
+                },
+            );
             result?;
         }
         pixels.flush(budget, counters)?;

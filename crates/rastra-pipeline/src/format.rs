@@ -272,19 +272,6 @@ fn srgb8(x: f32) -> u8 {
     srgb_tables().thresholds.partition_point(|&t| t <= x) as u8
 }
 
-/// The sRGB transfer function (IEC 61966-2-1), linear → encoded.
-pub fn linear_to_srgb(x: f32) -> f32 {
-    if x.is_nan() || x <= 0.0 {
-        0.0
-    } else if x <= 0.003_130_8 {
-        x * 12.92
-    } else if x < 1.0 {
-        1.055 * x.powf(1.0 / 2.4) - 0.055
-    } else {
-        1.0
-    }
-}
-
 /// Index buffer element formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexFormat {
@@ -446,6 +433,19 @@ impl VertexFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sRGB transfer function (IEC 61966-2-1), linear → encoded.
+    fn linear_to_srgb(x: f32) -> f32 {
+        if x.is_nan() || x <= 0.0 {
+            0.0
+        } else if x <= 0.003_130_8 {
+            x * 12.92
+        } else if x < 1.0 {
+            1.055 * x.powf(1.0 / 2.4) - 0.055
+        } else {
+            1.0
+        }
+    }
 
     #[test]
     fn unorm8_rounds_to_nearest_and_clamps() {

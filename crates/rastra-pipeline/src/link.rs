@@ -6,7 +6,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rastra_shader::{Builtin, Interpolation, IoBinding, Program, Sampling, ScalarKind, Stage};
+use rastra_shader::{
+    Builtin, EarlyDepthTest, Interpolation, IoBinding, Program, Sampling, ScalarKind, Stage,
+};
 
 use crate::format::{AttributeKind, TextureFormat, VertexFormat};
 use crate::state::{
@@ -127,6 +129,61 @@ fn invalid<T>(message: String) -> Result<T, LinkError> {
     Err(LinkError::Validation(message))
 }
 
+/// Largest vertex buffer stride (WebGPU `maxVertexBufferArrayStride`).
+pub const MAX_VERTEX_STRIDE: u64 = 2048;
+/// Vertex attributes and shader locations (WebGPU `maxVertexAttributes`).
+pub const MAX_VERTEX_ATTRIBUTES: u32 = 16;
+
+/// WebGPU's vertex buffer layout rules: strides and offsets in range and aligned, every
+/// attribute inside its element, shader locations in range and used once.
+fn validate_vertex_buffers(buffers: &[VertexBufferLayout]) -> Result<(), LinkError> {
+    let mut seen = [false; MAX_VERTEX_ATTRIBUTES as usize];
+    for (slot, layout) in buffers.iter().enumerate() {
+        let stride = layout.array_stride;
+        if stride > MAX_VERTEX_STRIDE || !stride.is_multiple_of(4) {
+            return invalid(format!(
+                "vertex buffer {slot}: array stride {stride} must be a multiple of 4 and at most \
+                 {MAX_VERTEX_STRIDE}"
+            ));
+        }
+        let limit = if stride == 0 {
+            MAX_VERTEX_STRIDE
+        } else {
+            stride
+        };
+        for a in &layout.attributes {
+            let size = a.format.size() as u64;
+            let location = a.shader_location;
+            if a.offset.checked_add(size).is_none_or(|end| end > limit) {
+                return invalid(format!(
+                    "vertex buffer {slot}: attribute @location({location}) at offset {} does not \
+                     fit in the {limit}-byte element",
+                    a.offset
+                ));
+            }
+            if !a.offset.is_multiple_of(size.min(4)) {
+                return invalid(format!(
+                    "vertex buffer {slot}: attribute @location({location}) offset {} is not \
+                     aligned to {}",
+                    a.offset,
+                    size.min(4)
+                ));
+            }
+            if location >= MAX_VERTEX_ATTRIBUTES {
+                return invalid(format!(
+                    "shader location {location} (the limit is {MAX_VERTEX_ATTRIBUTES})"
+                ));
+            }
+            if std::mem::replace(&mut seen[location as usize], true) {
+                return invalid(format!(
+                    "shader location {location} is used by two attributes"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl RenderPipeline {
     /// Validates the descriptor against the shaders' interfaces and links them.
     pub fn new(desc: RenderPipelineDesc) -> Result<RenderPipeline, LinkError> {
@@ -208,18 +265,7 @@ impl RenderPipeline {
                 components,
             });
         }
-        for (slot, layout) in desc.vertex_buffers.iter().enumerate() {
-            for a in &layout.attributes {
-                let end = a.offset + a.format.size() as u64;
-                if layout.array_stride != 0 && end > layout.array_stride {
-                    return invalid(format!(
-                        "vertex buffer {slot}: attribute @location({}) ends at byte {end}, \
-                         past the array stride {}",
-                        a.shader_location, layout.array_stride
-                    ));
-                }
-            }
-        }
+        validate_vertex_buffers(&desc.vertex_buffers)?;
 
         let Some(position) = vs
             .outputs
@@ -400,14 +446,16 @@ impl RenderPipeline {
             }
             Some(_) => {
                 let fs = desc.fragment.as_deref();
+                let early = fs.and_then(|f| f.early_depth_test);
                 let writes_depth = pipeline.frag_depth_reg.is_some();
                 let discards = fs.is_some_and(|f| f.uses_discard);
-                if writes_depth && !fs.is_some_and(|f| f.early_depth_test) {
-                    DepthMode::Late
-                } else if discards {
-                    DepthMode::EarlyTestLateWrite
-                } else {
-                    DepthMode::EarlyTestWrite
+                match early {
+                    // Forced early tests: depth is final before shading; discard and the
+                    // shader's depth no longer touch the depth buffer.
+                    Some(EarlyDepthTest::Force) => DepthMode::EarlyTestWrite,
+                    _ if writes_depth => DepthMode::Late,
+                    _ if discards => DepthMode::EarlyTestLateWrite,
+                    _ => DepthMode::EarlyTestWrite,
                 }
             }
         };

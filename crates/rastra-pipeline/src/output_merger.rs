@@ -116,6 +116,9 @@ impl Rop {
         } else {
             color
         };
+        if self.state.write_mask.0 & 0xf == 0 {
+            return (0, 0);
+        }
         let written = coverage.count_ones() as u64;
         if self.replace {
             let mut encoded = [0u8; 16];

@@ -9,7 +9,7 @@
 //! same position (the pending warp is flushed first), so a later quad's early test always
 //! sees the earlier quad's depth write (T7's early/late write race).
 
-use rastra_shader::{FULL_MASK, Mask, Resources, Sampling, WARP_LANES, Warp};
+use rastra_shader::{Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
 
 use crate::depth::DepthUnit;
@@ -27,7 +27,12 @@ const QUADS_PER_WARP: usize = WARP_LANES / 4;
 #[derive(Clone, Copy)]
 struct Pending {
     tri: u32,
+    /// The quad with its live coverage: samples that survived the early depth test.
     quad: Quad,
+    /// The rasterizer's coverage (after the sample mask, before any depth test): what
+    /// `@builtin(sample_mask)` and centroid sampling see, since early Z must be invisible to
+    /// the shader.
+    raster: [u8; 4],
     /// Depth of each sample of each pixel.
     z: [[f32; 4]; 4],
 }
@@ -105,6 +110,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         {
             self.flush(budget, counters)?;
         }
+        let raster = quad.coverage;
         let t = &self.triangles[tri as usize];
         let mut z = [[0.0f32; 4]; 4];
         if mode != DepthMode::Off {
@@ -154,7 +160,12 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             // No fragment shader: depth-only rendering ends at the depth unit.
             return Ok(());
         }
-        self.pending.push(Pending { tri, quad, z });
+        self.pending.push(Pending {
+            tri,
+            quad,
+            raster,
+            z,
+        });
         if self.pending.len() == QUADS_PER_WARP {
             self.flush(budget, counters)?;
         }
@@ -177,11 +188,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let p = self.pipeline;
         let words = p.varying_words as usize;
         let lanes = self.pending.len() * 4;
-        let active: Mask = if lanes == 32 {
-            FULL_MASK
-        } else {
-            (1u32 << lanes) - 1
-        };
+        let active = lane_mask(lanes);
         // Per lane: which triangle's attributes, and the barycentric weights at the pixel
         // centre and (when a varying asks for it) at the centroid sample.
         let mut helpers: Mask = 0;
@@ -194,10 +201,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             let t = &self.triangles[pend.tri as usize];
             for i in 0..4 {
                 let lane = q * 4 + i;
-                let cov = pend.quad.coverage[i];
-                if cov == 0 {
+                if pend.quad.coverage[i] == 0 {
                     helpers |= 1 << lane;
                 }
+                let cov = pend.raster[i];
                 let px = pend.quad.x + (i as u32 & 1);
                 let py = pend.quad.y + (i as u32 >> 1);
                 let (cx, cy) = pixel_center(px, py);
@@ -242,7 +249,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             let r = &mut warp.regs_mut(reg, 1)[0];
             for (q, pend) in self.pending.iter().enumerate() {
                 for i in 0..4 {
-                    r[q * 4 + i] = pend.quad.coverage[i] as u32;
+                    r[q * 4 + i] = pend.raster[i] as u32;
                 }
             }
         }

@@ -16,7 +16,7 @@ pub fn for_each_triangle(
     source: &IndexSource<'_>,
     count: u32,
     counters: &mut Counters,
-    mut emit: impl FnMut([u32; 3]),
+    mut emit: impl FnMut([u32; 3], &mut Counters),
 ) {
     match topology {
         PrimitiveTopology::TriangleList => {
@@ -31,7 +31,7 @@ pub fn for_each_triangle(
                 }
                 counters.input_assembly_vertices += 3;
                 counters.input_assembly_primitives += 1;
-                emit(tri);
+                emit(tri, counters);
             }
         }
         PrimitiveTopology::TriangleStrip => {
@@ -50,7 +50,7 @@ pub fn for_each_triangle(
                                 [window[0], v, window[1]]
                             };
                             counters.input_assembly_primitives += 1;
-                            emit(tri);
+                            emit(tri, counters);
                         }
                         window = [window[1], v];
                         run += 1;
@@ -80,7 +80,7 @@ mod tests {
         };
         let mut out = Vec::new();
         let mut c = Counters::default();
-        for_each_triangle(topology, &source, indices.len() as u32, &mut c, |t| {
+        for_each_triangle(topology, &source, indices.len() as u32, &mut c, |t, _| {
             out.push(t)
         });
         out

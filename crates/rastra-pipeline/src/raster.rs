@@ -60,11 +60,15 @@ impl Quad {
 }
 
 /// Rasterizes `tri` inside `region` (a tile, inclusive pixel bounds), calling `emit` for
-/// every quad with at least one covered sample.
+/// every quad with at least one covered sample. `viewport` (snapped `[x0, y0, x1, y1]`) is
+/// given when the viewport has fractional edges: samples outside `[x0, x1) × [y0, y1)` are
+/// then dropped, as clipping to the view volume would have dropped them (whole-pixel
+/// viewports are handled by the region alone).
 pub fn rasterize(
     tri: &Triangle,
     region: &PixelRect,
     pattern: &SamplePattern,
+    viewport: Option<&[Fixed; 4]>,
     counters: &mut Counters,
     mut emit: impl FnMut(Quad, &mut Counters),
 ) {
@@ -111,11 +115,15 @@ pub fn rasterize(
                                 if px < x0 || px > x1 || py < y0 || py > y1 {
                                     continue;
                                 }
-                                quad.coverage[i as usize] = if whole {
+                                let mut cov = if whole {
                                     full
                                 } else {
                                     pixel_coverage(tri, px, py, pattern)
                                 };
+                                if let Some(bounds) = viewport {
+                                    cov &= viewport_coverage(bounds, px, py, pattern);
+                                }
+                                quad.coverage[i as usize] = cov;
                             }
                             if !quad.is_empty() {
                                 counters.quads_rasterized += 1;
@@ -169,6 +177,22 @@ fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
     } else {
         BlockCoverage::Partial
     }
+}
+
+/// Samples of pixel (px, py) inside the snapped viewport rectangle `[x0, x1) × [y0, y1)`.
+#[inline]
+fn viewport_coverage(bounds: &[Fixed; 4], px: u32, py: u32, pattern: &SamplePattern) -> u8 {
+    let base_x = (px as Fixed) << SUBPIXEL_BITS;
+    let base_y = (py as Fixed) << SUBPIXEL_BITS;
+    let mut mask = 0u8;
+    for s in 0..pattern.count as usize {
+        let x = base_x + pattern.offsets[s][0];
+        let y = base_y + pattern.offsets[s][1];
+        if x >= bounds[0] && x < bounds[2] && y >= bounds[1] && y < bounds[3] {
+            mask |= 1 << s;
+        }
+    }
+    mask
 }
 
 /// Sample-coverage mask of one pixel.

@@ -148,9 +148,11 @@ pub struct SetupState {
     pub viewport: Viewport,
     /// Pixels the draw may touch: viewport ∩ scissor ∩ framebuffer, inclusive.
     pub clip_rect: Option<PixelRect>,
+    /// The snapped viewport rectangle `[x0, y0, x1, y1]` when an edge is not on a pixel
+    /// boundary (the rasterizer then tests samples against it).
+    pub viewport_bounds: Option<[Fixed; 4]>,
     pub cull_mode: CullMode,
     pub front_face: FrontFace,
-    pub depth_clamp: bool,
 }
 
 impl SetupState {
@@ -161,7 +163,6 @@ impl SetupState {
         height: u32,
         cull_mode: CullMode,
         front_face: FrontFace,
-        depth_clamp: bool,
     ) -> SetupState {
         let vx0 = viewport.x.floor().max(0.0) as u32;
         let vy0 = viewport.y.floor().max(0.0) as u32;
@@ -179,12 +180,22 @@ impl SetupState {
             x1: x1 - 1,
             y1: y1 - 1,
         });
+        let edges = [
+            viewport.x,
+            viewport.y,
+            viewport.x + viewport.width,
+            viewport.y + viewport.height,
+        ];
+        let viewport_bounds = edges
+            .iter()
+            .any(|e| e.fract() != 0.0)
+            .then(|| edges.map(snap));
         SetupState {
             viewport,
             clip_rect,
+            viewport_bounds,
             cull_mode,
             front_face,
-            depth_clamp,
         }
     }
 
@@ -200,13 +211,8 @@ impl SetupState {
             let (nx, ny, nz) = (x * iw, y * iw, zc * iw);
             let fx = vp.x + (nx + 1.0) * 0.5 * vp.width;
             let fy = vp.y + (1.0 - ny) * 0.5 * vp.height;
-            let mut fz = vp.min_depth + nz * (vp.max_depth - vp.min_depth);
-            if self.depth_clamp {
-                fz = fz.clamp(
-                    vp.min_depth.min(vp.max_depth),
-                    vp.min_depth.max(vp.max_depth),
-                );
-            }
+            // Depth clamping (unclipped depth) happens per sample in the depth unit.
+            let fz = vp.min_depth + nz * (vp.max_depth - vp.min_depth);
             fixed[k] = [snap(fx), snap(fy)];
             z[k] = fz;
             inv_w[k] = iw;

@@ -15,7 +15,9 @@ pub enum PrimitiveTopology {
     TriangleStrip,
 }
 
-/// Which winding counts as front-facing, in framebuffer space (y down).
+/// Which winding counts as front-facing, seen in normalized device coordinates (y up), as
+/// WebGPU defines it; in framebuffer space (y down) a counter-clockwise triangle has a
+/// negative area.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum FrontFace {
     #[default]

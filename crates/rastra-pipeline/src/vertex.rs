@@ -7,7 +7,7 @@
 //! independent and a primitive is never split between two. Each batch is shaded on the
 //! shader cores in warps of [`WARP_LANES`] lanes, every vertex exactly once.
 
-use rastra_shader::{Mask, Resources, WARP_LANES, Warp};
+use rastra_shader::{Resources, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
 
 use crate::clip::ClipSpace;
@@ -151,11 +151,7 @@ impl VertexShading<'_> {
         out.attrs.resize(n * words, 0);
         for (w, chunk) in batch.tags.chunks(WARP_LANES).enumerate() {
             let base = w * WARP_LANES;
-            let active: Mask = if chunk.len() == 32 {
-                u32::MAX
-            } else {
-                (1u32 << chunk.len()) - 1
-            };
+            let active = lane_mask(chunk.len());
             for input in &p.vertex_inputs {
                 let regs = warp.regs_mut(input.first_reg, input.components);
                 for (lane, &id) in chunk.iter().enumerate() {

@@ -32,7 +32,6 @@ fn setup_state(w: u32, h: u32) -> SetupState {
         h,
         CullMode::None,
         FrontFace::Ccw,
-        false,
     )
 }
 
@@ -56,14 +55,21 @@ fn coverage(tri: [(f32, f32); 3], w: u32, h: u32, pattern: &SamplePattern) -> Ve
             x1: w - 1,
             y1: h - 1,
         };
-        rasterize(&t, &region, pattern, &mut Counters::default(), |q, _| {
-            for i in 0..4u32 {
-                let (x, y) = (q.x + (i & 1), q.y + (i >> 1));
-                if q.coverage[i as usize] != 0 {
-                    out[(y * w + x) as usize] = q.coverage[i as usize];
+        rasterize(
+            &t,
+            &region,
+            pattern,
+            None,
+            &mut Counters::default(),
+            |q, _| {
+                for i in 0..4u32 {
+                    let (x, y) = (q.x + (i & 1), q.y + (i >> 1));
+                    if q.coverage[i as usize] != 0 {
+                        out[(y * w + x) as usize] = q.coverage[i as usize];
+                    }
                 }
-            }
-        });
+            },
+        );
     }
     out
 }

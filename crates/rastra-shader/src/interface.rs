@@ -18,6 +18,12 @@ pub const FULL_MASK: Mask = if WARP_LANES == 32 {
     (1u32 << WARP_LANES) - 1
 };
 
+/// Mask of the first `n` lanes (`n ≤ WARP_LANES`).
+#[inline]
+pub const fn lane_mask(n: usize) -> Mask {
+    if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
+}
+
 /// Pipeline stage a program runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
@@ -107,6 +113,17 @@ pub struct IoVar {
     pub sampling: Sampling,
     /// First of `ty.components` consecutive registers holding this value, component-major.
     pub first_reg: u32,
+}
+
+/// Early depth testing a fragment shader asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EarlyDepthTest {
+    /// Depth is tested (and written) before shading; discard and a written depth do not
+    /// affect the depth buffer.
+    Force,
+    /// A conservative-depth promise: an early test is allowed, but the late test with the
+    /// shader's depth still decides.
+    Conservative,
 }
 
 /// How a resource binding is accessed.

@@ -6,7 +6,7 @@
 //! implement. A [`Program`] is immutable and shared by every warp that runs it.
 
 use crate::ir::Block;
-use crate::{BindingVar, CompileError, IoVar, Stage};
+use crate::{BindingVar, CompileError, EarlyDepthTest, IoVar, Stage};
 
 /// A parsed and validated naga module.
 #[derive(Debug)]
@@ -33,8 +33,8 @@ pub struct Program {
     pub uses_discard: bool,
     /// The outputs contain `Builtin::FragDepth`.
     pub writes_depth: bool,
-    /// `@early_depth_test` is present.
-    pub early_depth_test: bool,
+    /// The early depth test the fragment shader asks for (`@early_depth_test`), if any.
+    pub early_depth_test: Option<EarlyDepthTest>,
     pub workgroup_size: [u32; 3],
     /// Registers a warp needs; inputs come first, then outputs, then everything else.
     pub num_regs: u32,
@@ -58,8 +58,8 @@ impl ShaderModule {
         })?;
         let mut validator = naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
-            // Core WGSL that naga gates behind capabilities: quantizeToF16 and
-            // @early_depth_test.
+            // quantizeToF16 (core WGSL) and naga's @early_depth_test extension, which naga
+            // gates behind capabilities.
             naga::valid::Capabilities::default()
                 | naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
                 | naga::valid::Capabilities::EARLY_DEPTH_TEST,

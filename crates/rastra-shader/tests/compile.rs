@@ -9,7 +9,8 @@
 mod common;
 
 use rastra_shader::{
-    Builtin, CompileError, Interpolation, IoBinding, Sampling, ScalarKind, ShaderModule, Stage,
+    Builtin, CompileError, EarlyDepthTest, Interpolation, IoBinding, Sampling, ScalarKind,
+    ShaderModule, Stage,
 };
 
 fn lower(src: &str, entry: &str, stage: Stage) -> Result<rastra_shader::Program, CompileError> {
@@ -164,7 +165,8 @@ fn interface_description() {
     regs.sort();
     regs.dedup();
     assert_eq!(regs.len(), n);
-    assert!(fs.writes_depth && fs.early_depth_test);
+    assert!(fs.writes_depth);
+    assert_eq!(fs.early_depth_test, Some(EarlyDepthTest::Force));
 
     let cs = m.program("cs", Stage::Compute).unwrap();
     assert_eq!(cs.workgroup_size, [8, 4, 1]);

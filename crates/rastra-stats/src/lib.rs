@@ -112,13 +112,14 @@ counters! {
         pixel_warps,
         /// Lanes shaded only so that their quad has derivatives (no covered sample).
         helper_lanes,
-        /// Lanes that executed `discard`.
+        /// Fragments (lanes with coverage, helpers not included) that executed `discard`.
         fragments_discarded,
         /// IR instructions the pixel warps issued.
         pixel_instructions,
     }
     "output merger" {
-        /// Colour samples written to render targets (per target).
+        /// Colour samples written to render targets (per target; a target whose write mask
+        /// is empty writes none).
         samples_written,
         /// Colour samples that went through the blender.
         samples_blended,

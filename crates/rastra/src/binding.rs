@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::command::BufferRange;
 use crate::error::{Error, validation};
 use crate::resource::{Buffer, BufferUsages};
 
@@ -33,9 +34,7 @@ pub struct BindGroupDescriptor<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct BoundBuffer {
     pub binding: u32,
-    pub buffer: Buffer,
-    pub offset: u64,
-    pub size: u64,
+    pub range: BufferRange,
 }
 
 /// A set of resource bindings.
@@ -53,40 +52,26 @@ impl BindGroup {
                 ));
             }
             let r = &e.resource;
-            let total = r.buffer.size();
-            if r.offset > total {
-                return validation(format!(
-                    "binding {}: offset {} is past the end of the {total}-byte buffer",
-                    e.binding, r.offset
-                ));
+            let what = format!("binding {}", e.binding);
+            let range = crate::command::buffer_range(r.buffer, r.offset, r.size, &what)?;
+            if range.size == 0 {
+                return validation(format!("{what}: the bound range is empty"));
             }
-            let size = r.size.unwrap_or(total - r.offset);
-            if r.offset + size > total || size == 0 {
+            if !r.offset.is_multiple_of(256) {
                 return validation(format!(
-                    "binding {}: range {}..{} does not fit the {total}-byte buffer",
-                    e.binding,
-                    r.offset,
-                    r.offset + size
-                ));
-            }
-            if r.offset % 256 != 0 {
-                return validation(format!(
-                    "binding {}: offset {} is not a multiple of 256",
-                    e.binding, r.offset
+                    "{what}: offset {} is not a multiple of 256",
+                    r.offset
                 ));
             }
             let usage = r.buffer.usage();
             if !usage.contains(BufferUsages::UNIFORM) && !usage.contains(BufferUsages::STORAGE) {
                 return validation(format!(
-                    "binding {}: buffer has neither UNIFORM nor STORAGE usage",
-                    e.binding
+                    "{what}: buffer has neither UNIFORM nor STORAGE usage"
                 ));
             }
             entries.push(BoundBuffer {
                 binding: e.binding,
-                buffer: r.buffer.clone(),
-                offset: r.offset,
-                size,
+                range,
             });
         }
         Ok(BindGroup(Arc::new(entries)))

@@ -245,10 +245,21 @@ impl CommandEncoder {
                     "bytes_per_row {bytes_per_row} must be a multiple of 256 and at least {row}"
                 ));
             }
-            let needed = offset + bytes_per_row as u64 * (src.height() as u64 - 1) + row;
-            if needed > dst.size() {
+            let texel = src.format().texel_size() as u64;
+            if !offset.is_multiple_of(texel) {
                 return validation(format!(
-                    "texture copy needs {needed} bytes; the buffer has {}",
+                    "texture copy offset {offset} is not a multiple of the texel size {texel}"
+                ));
+            }
+            let needed = (bytes_per_row as u64)
+                .checked_mul(src.height() as u64 - 1)
+                .and_then(|rows| rows.checked_add(row))
+                .and_then(|bytes| bytes.checked_add(offset));
+            if needed.is_none_or(|n| n > dst.size()) {
+                return validation(format!(
+                    "texture copy of {} rows of {bytes_per_row} bytes at offset {offset} does \
+                     not fit the {}-byte buffer",
+                    src.height(),
                     dst.size()
                 ));
             }
@@ -457,7 +468,7 @@ impl RenderPass<'_> {
                 }
             }
             let want_depth = p.desc.depth_stencil.map(|d| d.format);
-            if want_depth.is_some() && want_depth != s.depth_format {
+            if want_depth != s.depth_format {
                 return validation(format!(
                     "pipeline depth format {want_depth:?} does not match the pass's {:?}",
                     s.depth_format
@@ -546,8 +557,8 @@ impl RenderPass<'_> {
             let finite = [x, y, width, height, min_depth, max_depth]
                 .iter()
                 .all(|v| v.is_finite());
-            if !finite || width <= 0.0 || height <= 0.0 {
-                return validation("viewport must be finite with a positive size");
+            if !finite || width < 0.0 || height < 0.0 {
+                return validation("viewport must be finite with a non-negative size");
             }
             if x < 0.0 || y < 0.0 || x + width > s.width as f32 || y + height > s.height as f32 {
                 return validation(format!(
@@ -602,6 +613,9 @@ impl RenderPass<'_> {
     /// Non-indexed draw.
     pub fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
         self.record(|s| {
+            if vertices.start > vertices.end {
+                return validation("vertex range is reversed");
+            }
             validate_draw(s, false, &instances)?;
             let p = s.pipeline.as_ref().expect("validate_draw checked the pipeline");
             // WebGPU validates non-indexed reads against the bound ranges up front.
@@ -622,7 +636,7 @@ impl RenderPass<'_> {
             Ok(Some(Command::Draw {
                 range: rastra_pipeline::DrawRange::Vertices {
                     first: vertices.start,
-                    count: vertices.end.saturating_sub(vertices.start),
+                    count: vertices.end - vertices.start,
                 },
                 instances,
             }))
@@ -632,6 +646,9 @@ impl RenderPass<'_> {
     /// Indexed draw.
     pub fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
         self.record(|s| {
+            if indices.start > indices.end {
+                return validation("index range is reversed");
+            }
             validate_draw(s, true, &instances)?;
             let (range, format) = s
                 .index
@@ -647,7 +664,7 @@ impl RenderPass<'_> {
             Ok(Some(Command::Draw {
                 range: rastra_pipeline::DrawRange::Indexed {
                     first: indices.start,
-                    count: indices.end.saturating_sub(indices.start),
+                    count: indices.end - indices.start,
                     base_vertex,
                 },
                 instances,
@@ -676,7 +693,8 @@ impl Drop for RenderPass<'_> {
     }
 }
 
-fn buffer_range(
+/// The validated range `offset..offset + size` (None = to the end) of `buffer`.
+pub(crate) fn buffer_range(
     buffer: &Buffer,
     offset: u64,
     size: Option<u64>,
@@ -736,7 +754,7 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
                     b.name, b.group, b.binding
                 ));
             };
-            let usage = entry.buffer.usage();
+            let usage = entry.range.buffer.usage();
             let (needed, name) = match b.kind {
                 BindingKind::Uniform => (BufferUsages::UNIFORM, "UNIFORM"),
                 BindingKind::Storage { .. } => (BufferUsages::STORAGE, "STORAGE"),
@@ -747,10 +765,10 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
                     b.name, b.group, b.binding
                 ));
             }
-            if entry.size < b.min_size {
+            if entry.range.size < b.min_size {
                 return validation(format!(
                     "`{}` (@group({}) @binding({})) needs at least {} bytes; {} are bound",
-                    b.name, b.group, b.binding, b.min_size, entry.size
+                    b.name, b.group, b.binding, b.min_size, entry.range.size
                 ));
             }
         }

@@ -8,7 +8,6 @@ use std::sync::RwLockWriteGuard;
 use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
 use rastra_pipeline::{ColorTarget, DepthTarget, DrawCall, Framebuffer};
-use rastra_shader::Program;
 use rastra_stats::{Counters, DrawStats, FrameStats};
 
 use crate::IndexFormat;
@@ -202,43 +201,51 @@ fn run_draw(
 ) -> Result<(), String> {
     let pipeline = p.pipeline.clone().expect("validated at record time");
     let linked = &pipeline.0;
-    // Read access to every buffer the draw uses, for the duration of the draw.
-    let vertex_ranges: Vec<&BufferRange> = (0..linked.desc.vertex_buffers.len())
+    // Every range the draw reads: vertex buffers, the index buffer, then the shaders'
+    // bindings in `Program::bindings` order (vertex shader first).
+    let mut ranges: Vec<&BufferRange> = (0..linked.desc.vertex_buffers.len())
         .map(|s| p.vertex_buffers[s].as_ref().expect("validated"))
         .collect();
-    let vb_guards: Vec<_> = vertex_ranges.iter().map(|r| r.buffer.read_lock()).collect();
-    let vertex_buffers: Vec<&[u8]> = vb_guards
-        .iter()
-        .zip(&vertex_ranges)
-        .map(|(g, r)| &g[r.offset as usize..(r.offset + r.size) as usize])
-        .collect();
-    let index_guard = p.index.as_ref().map(|(r, f)| (r, *f, r.buffer.read_lock()));
-    let index_buffer = index_guard
-        .as_ref()
-        .map(|(r, f, g)| (&g[r.offset as usize..(r.offset + r.size) as usize], *f));
-    let programs: Vec<&Program> = std::iter::once(&*linked.desc.vertex)
-        .chain(linked.desc.fragment.as_deref())
-        .collect();
-    let mut binding_ranges = Vec::new();
-    for program in &programs {
+    let n_vertex_buffers = ranges.len();
+    if let Some((r, _)) = &p.index {
+        ranges.push(r);
+    }
+    let programs = std::iter::once(&*linked.desc.vertex).chain(linked.desc.fragment.as_deref());
+    for program in programs {
         for b in &program.bindings {
             let group = p.bind_groups[b.group as usize].as_ref().expect("validated");
-            let entry = group.entry(b.binding).expect("validated");
-            binding_ranges.push((entry.buffer.clone(), entry.offset, entry.size));
+            ranges.push(&group.entry(b.binding).expect("validated").range);
         }
     }
-    let binding_guards: Vec<_> = binding_ranges
+    // Read access for the duration of the draw, taken once per distinct buffer: a second
+    // read lock on the same buffer could wait behind a writer on another thread forever.
+    let mut distinct: Vec<&crate::Buffer> = Vec::new();
+    let owner: Vec<usize> = ranges
         .iter()
-        .map(|(b, _, _)| b.read_lock())
+        .map(|r| match distinct.iter().position(|b| b.same(&r.buffer)) {
+            Some(i) => i,
+            None => {
+                distinct.push(&r.buffer);
+                distinct.len() - 1
+            }
+        })
         .collect();
-    let binding_slices: Vec<&[u8]> = binding_guards
+    let guards: Vec<_> = distinct.iter().map(|b| b.read_lock()).collect();
+    let slices: Vec<&[u8]> = ranges
         .iter()
-        .zip(&binding_ranges)
-        .map(|(g, (_, o, s))| &g[*o as usize..(*o + *s) as usize])
+        .zip(&owner)
+        .map(|(r, &g)| &guards[g][r.offset as usize..(r.offset + r.size) as usize])
         .collect();
+    let vertex_buffers = slices[..n_vertex_buffers].to_vec();
+    let mut rest = &slices[n_vertex_buffers..];
+    let index_buffer = p.index.as_ref().map(|(_, format)| {
+        let data = rest[0];
+        rest = &rest[1..];
+        (data, *format)
+    });
     let n_vs = linked.desc.vertex.bindings.len();
-    let vertex_resources = binding_slices[..n_vs].to_vec();
-    let fragment_resources = binding_slices[n_vs..].to_vec();
+    let vertex_resources = rest[..n_vs].to_vec();
+    let fragment_resources = rest[n_vs..].to_vec();
 
     let call = DrawCall {
         pipeline: linked,

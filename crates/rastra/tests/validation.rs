@@ -338,3 +338,123 @@ fn unsupported_features_say_so() {
         "{err}"
     );
 }
+
+#[test]
+fn overflowing_ranges_and_layouts_are_validation_errors() {
+    let (device, _) = device();
+    let buffer = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 512,
+            usage: BufferUsages::UNIFORM,
+        })
+        .unwrap();
+    let group = device.create_bind_group(&BindGroupDescriptor {
+        label: None,
+        entries: &[BindGroupEntry {
+            binding: 0,
+            resource: BufferBinding {
+                buffer: &buffer,
+                offset: 256,
+                size: Some(u64::MAX),
+            },
+        }],
+    });
+    assert!(matches!(group, Err(Error::Validation(_))), "{group:?}");
+
+    let m = module(&device, POSITION_ONLY).unwrap();
+    let bad_layouts = [
+        (u64::MAX - 7, 16, 0), // offset overflowing the element
+        (0, 4096, 0),          // stride over the limit
+        (0, 10, 0),            // stride not a multiple of 4
+        (2, 16, 0),            // misaligned offset
+        (0, 16, 16),           // shader location over the limit
+    ];
+    for (offset, stride, location) in bad_layouts {
+        let layout = VertexBufferLayout {
+            array_stride: stride,
+            step_mode: VertexStepMode::Vertex,
+            attributes: vec![
+                VertexAttribute {
+                    format: VertexFormat::Float32x2,
+                    offset: 0,
+                    shader_location: 0,
+                },
+                VertexAttribute {
+                    format: VertexFormat::Float32x2,
+                    offset,
+                    shader_location: location.max(1),
+                },
+            ],
+        };
+        let result = pipeline(&device, &m, &[layout], TextureFormat::Rgba8Unorm);
+        assert!(
+            matches!(result, Err(Error::Validation(_))),
+            "offset {offset} stride {stride} location {location}"
+        );
+    }
+    let duplicate = VertexBufferLayout {
+        array_stride: 16,
+        step_mode: VertexStepMode::Vertex,
+        attributes: vec![
+            VertexAttribute {
+                format: VertexFormat::Float32x2,
+                offset: 0,
+                shader_location: 0,
+            },
+            VertexAttribute {
+                format: VertexFormat::Float32x2,
+                offset: 8,
+                shader_location: 0,
+            },
+        ],
+    };
+    assert!(
+        matches!(pipeline(&device, &m, &[duplicate], TextureFormat::Rgba8Unorm), Err(Error::Validation(m)) if m.contains("two attributes"))
+    );
+
+    let t = device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            format: TextureFormat::Rgba8Unorm,
+            usage: TextureUsages::COPY_SRC,
+        })
+        .unwrap();
+    let dst = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 2048,
+            usage: BufferUsages::COPY_DST,
+        })
+        .unwrap();
+    let mut encoder = device.create_command_encoder();
+    encoder.copy_texture_to_buffer(&t, &dst, u64::MAX - 3, 256);
+    assert!(matches!(encoder.finish(), Err(Error::Validation(_))));
+}
+
+#[test]
+fn exponential_inlining_is_refused() {
+    let (device, _) = device();
+    let mut src = String::from("fn f0() -> f32 { return 1.0; }\n");
+    for i in 1..20 {
+        src += &format!(
+            "fn f{i}() -> f32 {{ return f{p}() + f{p}(); }}\n",
+            p = i - 1
+        );
+    }
+    src += "@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4(f19()); }\n";
+    src += "@fragment fn fs() -> @location(0) vec4<f32> { return vec4(1.0); }\n";
+    let m = module(&device, &src).unwrap();
+    let err = pipeline(&device, &m, &[], TextureFormat::Rgba8Unorm).unwrap_err();
+    assert!(
+        matches!(&err, Error::Unsupported(m) if m.contains("inlined")),
+        "{err}"
+    );
+}

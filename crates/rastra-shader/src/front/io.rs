@@ -8,8 +8,8 @@ use super::types::{self, unsupported};
 use super::{Lowerer, R, Scope, TySource, Value};
 use crate::ir::{Node, Reg};
 use crate::{
-    BindingKind, BindingVar, Builtin, Interpolation, IoBinding, IoType, IoVar, Program, Sampling,
-    ScalarKind, Stage,
+    BindingKind, BindingVar, Builtin, EarlyDepthTest, Interpolation, IoBinding, IoType, IoVar,
+    Program, Sampling, ScalarKind, Stage,
 };
 
 pub(crate) fn lower_entry_point(
@@ -40,6 +40,7 @@ pub(crate) fn lower_entry_point(
         uses_derivatives: false,
         uses_discard: false,
         scratch: Vec::new(),
+        inlined_calls: 0,
     };
 
     let mut inputs = Vec::new();
@@ -76,7 +77,10 @@ pub(crate) fn lower_entry_point(
         uses_derivatives: lw.uses_derivatives,
         uses_discard: lw.uses_discard,
         writes_depth,
-        early_depth_test: ep.early_depth_test.is_some(),
+        early_depth_test: ep.early_depth_test.map(|e| match e {
+            naga::EarlyDepthTest::Force => EarlyDepthTest::Force,
+            naga::EarlyDepthTest::Allow { .. } => EarlyDepthTest::Conservative,
+        }),
         workgroup_size: ep.workgroup_size,
         num_regs: lw.next_reg.max(1),
         code,
@@ -119,7 +123,7 @@ fn buffer_bindings(
                         size: ArraySize::Dynamic,
                         stride,
                         ..
-                    } => last.offset + stride,
+                    } => layouter[gv.ty].alignment.round_up(last.offset + stride),
                     _ => layouter[gv.ty].size,
                 },
                 None => layouter[gv.ty].size,

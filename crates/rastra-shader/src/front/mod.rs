@@ -90,7 +90,16 @@ struct Lowerer<'m> {
     uses_derivatives: bool,
     uses_discard: bool,
     scratch: Vec<u32>,
+    /// Function calls inlined so far: every call is inlined, so a program of small functions
+    /// calling each other twice could grow exponentially without this bound.
+    inlined_calls: u32,
 }
+
+/// Most function calls one program may inline.
+const MAX_INLINED_CALLS: u32 = 1 << 16;
+
+/// Most registers one program may use (a warp's register file is 64 bytes per register).
+const MAX_REGISTERS: u32 = 1 << 18;
 
 type R<T> = Result<T, CompileError>;
 
@@ -106,8 +115,8 @@ impl<'m> Lowerer<'m> {
         self.next_reg = self
             .next_reg
             .checked_add(n)
-            .filter(|&t| t <= 1 << 22)
-            .map_or_else(|| types::unsupported("more than 2^22 registers"), Ok)?;
+            .filter(|&t| t <= MAX_REGISTERS)
+            .map_or_else(|| types::unsupported("more than 2^18 registers"), Ok)?;
         Ok(r)
     }
 

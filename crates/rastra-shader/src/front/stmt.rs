@@ -188,6 +188,13 @@ impl<'m> Lowerer<'m> {
                 ref arguments,
                 result,
             } => {
+                self.inlined_calls += 1;
+                if self.inlined_calls > super::MAX_INLINED_CALLS {
+                    return unsupported(
+                        "more than 65536 inlined function calls (the program is too large once \
+                         every call is inlined)",
+                    );
+                }
                 let callee = &self.module.functions[function];
                 let finfo = &self.info[function];
                 let mut args = Vec::with_capacity(arguments.len());
