@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::AtomicU32;
 
 use rastra_shader::{ExecError, Resources, Warp};
 use rastra_stats::Counters;
@@ -16,7 +17,7 @@ use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::input_assembler::IndexSource;
 use crate::link::RenderPipeline;
-use crate::memory::Framebuffer;
+use crate::memory::{BufferSlice, Framebuffer};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::primitive::for_each_triangle;
@@ -41,15 +42,16 @@ pub enum DrawRange {
 /// Everything one draw needs, resolved and validated by the API layer.
 pub struct DrawCall<'a> {
     pub pipeline: &'a RenderPipeline,
-    /// Bound vertex buffers, each already sliced to its bound range, one per layout slot.
-    pub vertex_buffers: Vec<&'a [u8]>,
-    pub index_buffer: Option<(&'a [u8], IndexFormat)>,
+    /// Bound vertex buffers, one per layout slot.
+    pub vertex_buffers: Vec<BufferSlice<'a>>,
+    pub index_buffer: Option<(BufferSlice<'a>, IndexFormat)>,
     pub range: DrawRange,
     pub instances: Range<u32>,
-    /// Buffers for the vertex shader's bindings, in `Program::bindings` order.
-    pub vertex_resources: Vec<&'a [u8]>,
-    /// Buffers for the fragment shader's bindings, in `Program::bindings` order.
-    pub fragment_resources: Vec<&'a [u8]>,
+    /// Buffer ranges (as words) for the vertex shader's bindings, in `Program::bindings`
+    /// order.
+    pub vertex_resources: Vec<&'a [AtomicU32]>,
+    /// Buffer ranges for the fragment shader's bindings, in `Program::bindings` order.
+    pub fragment_resources: Vec<&'a [AtomicU32]>,
     pub viewport: Viewport,
     pub scissor: ScissorRect,
     pub blend_constant: Color,
@@ -163,7 +165,9 @@ fn front_end(
             count,
             base_vertex,
         } => {
-            let (data, format) = call.index_buffer.unwrap_or((&[], IndexFormat::Uint32));
+            let (data, format) = call
+                .index_buffer
+                .unwrap_or((BufferSlice::EMPTY, IndexFormat::Uint32));
             (
                 IndexSource::Indexed {
                     data,

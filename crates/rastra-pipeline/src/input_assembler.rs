@@ -7,6 +7,7 @@
 use rastra_stats::Counters;
 
 use crate::format::{IndexFormat, VertexFormat};
+use crate::memory::BufferSlice;
 use crate::state::VertexStepMode;
 
 /// Where a draw's vertex indices come from.
@@ -16,7 +17,7 @@ pub enum IndexSource<'a> {
     Sequential { first: u32 },
     /// `draw_indexed`: indices read from memory, `first` elements in, plus `base_vertex`.
     Indexed {
-        data: &'a [u8],
+        data: BufferSlice<'a>,
         format: IndexFormat,
         first: u32,
         base_vertex: i32,
@@ -42,15 +43,11 @@ impl IndexSource<'_> {
                 first,
                 base_vertex,
             } => {
-                let at = (first as u64 + i as u64) * format.size() as u64;
-                let value = if at + format.size() as u64 <= data.len() as u64 {
-                    let at = at as usize;
-                    match format {
-                        IndexFormat::Uint16 => u16::from_le_bytes([data[at], data[at + 1]]) as u32,
-                        IndexFormat::Uint32 => {
-                            u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
-                        }
-                    }
+                let size = format.size();
+                let at = (first as u64 + i as u64) * size as u64;
+                let mut bytes = [0u8; 4];
+                let value = if data.read(at, &mut bytes[..size]) {
+                    u32::from_le_bytes(bytes)
                 } else {
                     counters.out_of_bounds_fetches += 1;
                     0
@@ -70,7 +67,7 @@ impl IndexSource<'_> {
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn fetch_attribute(
-    buffer: &[u8],
+    buffer: &BufferSlice<'_>,
     format: VertexFormat,
     offset: u64,
     stride: u64,
@@ -83,25 +80,47 @@ pub fn fetch_attribute(
         VertexStepMode::Vertex => vertex,
         VertexStepMode::Instance => instance,
     } as u64;
+    // Strides are at most 2048 and offsets inside the element (validated), so this cannot
+    // overflow.
     let at = element * stride + offset;
-    let size = format.size() as u64;
-    if at + size <= buffer.len() as u64 {
-        format.unpack(&buffer[at as usize..(at + size) as usize])
-    } else {
+    let size = format.size();
+    let mut bytes = [0u8; 16];
+    if !buffer.read(at, &mut bytes[..size]) {
         counters.out_of_bounds_fetches += 1;
-        format.unpack(&[0u8; 16][..size as usize])
     }
+    format.unpack(&bytes[..size])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use std::sync::atomic::AtomicU32;
+
+    fn words(bytes: &[u8]) -> Vec<AtomicU32> {
+        bytes
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                AtomicU32::new(u32::from_le_bytes(w))
+            })
+            .collect()
+    }
+
+    fn slice(words: &[AtomicU32], size: u64) -> BufferSlice<'_> {
+        BufferSlice {
+            words,
+            offset: 0,
+            size,
+        }
+    }
+
     #[test]
     fn index_reads_past_the_end_return_zero() {
-        let data = [5u8, 0, 7, 0];
+        let data = words(&[5u8, 0, 7, 0]);
         let source = IndexSource::Indexed {
-            data: &data,
+            data: slice(&data, 4),
             format: IndexFormat::Uint16,
             first: 1,
             base_vertex: 10,
@@ -114,9 +133,9 @@ mod tests {
 
     #[test]
     fn restart_only_when_enabled() {
-        let data = [0xff, 0xff];
+        let data = words(&[0xff, 0xff]);
         let source = IndexSource::Indexed {
-            data: &data,
+            data: slice(&data, 2),
             format: IndexFormat::Uint16,
             first: 0,
             base_vertex: 0,
@@ -128,7 +147,8 @@ mod tests {
 
     #[test]
     fn attribute_out_of_range_reads_zero() {
-        let buf = 1.5f32.to_le_bytes();
+        let buf = words(&1.5f32.to_le_bytes());
+        let buf = slice(&buf, 4);
         let mut c = Counters::default();
         let ok = fetch_attribute(
             &buf,

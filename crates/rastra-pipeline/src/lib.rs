@@ -37,4 +37,4 @@ pub mod draw;
 
 pub use draw::{DrawCall, DrawError, DrawRange, draw};
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};
-pub use memory::{ColorTarget, DepthTarget, Framebuffer};
+pub use memory::{BufferSlice, ColorTarget, DepthTarget, Framebuffer};

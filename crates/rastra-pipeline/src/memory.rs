@@ -1,12 +1,86 @@
-//! Render-target memory as the back end sees it during a draw (T9 "memory"; BRIEF
-//! "Memory"): colour and depth surfaces, each sample stored in the surface's real format.
+//! Memory as the units see it during a draw (T9 "memory"; BRIEF "Memory"): buffers, and
+//! colour and depth surfaces with each sample stored in the surface's real format.
+//!
+//! Buffers are device memory made of 32-bit words (`AtomicU32`): shader loads, stores and
+//! atomics, fixed-function fetches and API copies may touch them from any thread without
+//! undefined behaviour; [`BufferSlice`] addresses bytes inside them for the fixed-function
+//! units (index and vertex fetch).
 //!
 //! Layout invariant: surfaces are row-major with a pixel's samples adjacent, so texel
 //! `(x, y, sample)` of a `width`-wide, `samples`-per-pixel surface starts at
 //! `((y * width + x) * samples + sample) * texel_size`. Tiled layouts arrive with the
 //! throughput and texture-unit issues; every unit addresses surfaces through [`texel_offset`].
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use crate::format::TextureFormat;
+
+/// A byte range of a buffer: `words` is the whole buffer, `offset..offset + size` the range.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferSlice<'a> {
+    pub words: &'a [AtomicU32],
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl<'a> BufferSlice<'a> {
+    pub const EMPTY: BufferSlice<'static> = BufferSlice {
+        words: &[],
+        offset: 0,
+        size: 0,
+    };
+
+    /// Copies `out.len()` bytes starting `at` bytes into the range; false (and `out`
+    /// untouched) when any of them lies outside it.
+    #[inline]
+    pub fn read(&self, at: u64, out: &mut [u8]) -> bool {
+        let len = out.len() as u64;
+        if at.checked_add(len).is_none_or(|end| end > self.size) {
+            return false;
+        }
+        read_bytes(self.words, self.offset + at, out);
+        true
+    }
+}
+
+/// Copies bytes out of word memory starting at byte `offset` (which must be in range).
+#[inline]
+pub fn read_bytes(words: &[AtomicU32], offset: u64, out: &mut [u8]) {
+    let mut addr = offset as usize;
+    let mut i = 0;
+    while i < out.len() {
+        let word = words[addr / 4].load(Ordering::Relaxed).to_le_bytes();
+        let start = addr % 4;
+        let n = (4 - start).min(out.len() - i);
+        out[i..i + n].copy_from_slice(&word[start..start + n]);
+        i += n;
+        addr += n;
+    }
+}
+
+/// Copies bytes into word memory starting at byte `offset` (which must be in range); words
+/// only partly covered keep their other bytes.
+pub fn write_bytes(words: &[AtomicU32], offset: u64, data: &[u8]) {
+    let mut addr = offset as usize;
+    let mut i = 0;
+    while i < data.len() {
+        let start = addr % 4;
+        let n = (4 - start).min(data.len() - i);
+        let word = &words[addr / 4];
+        if n == 4 {
+            word.store(
+                u32::from_le_bytes(data[i..i + 4].try_into().unwrap()),
+                Ordering::Relaxed,
+            );
+        } else {
+            let mut bytes = word.load(Ordering::Relaxed).to_le_bytes();
+            bytes[start..start + n].copy_from_slice(&data[i..i + n]);
+            word.store(u32::from_le_bytes(bytes), Ordering::Relaxed);
+        }
+        i += n;
+        addr += n;
+    }
+}
 use crate::state::Color;
 
 /// Byte offset of a texel in a surface of the given width, sample count and texel size.
@@ -89,4 +163,32 @@ pub fn resolve(
         dst_format.encode_color(avg, &mut dst[p * dst_size..(p + 1) * dst_size]);
     }
     pixels as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_through_words_at_any_alignment() {
+        let words: Vec<AtomicU32> = (0..4).map(|_| AtomicU32::new(0xaaaa_aaaa)).collect();
+        write_bytes(&words, 3, &[1, 2, 3, 4, 5, 6]);
+        let mut all = [0u8; 16];
+        read_bytes(&words, 0, &mut all);
+        assert_eq!(
+            all,
+            [
+                0xaa, 0xaa, 0xaa, 1, 2, 3, 4, 5, 6, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa
+            ]
+        );
+        let slice = BufferSlice {
+            words: &words,
+            offset: 2,
+            size: 8,
+        };
+        let mut two = [0u8; 2];
+        assert!(slice.read(1, &mut two));
+        assert_eq!(two, [1, 2]);
+        assert!(!slice.read(7, &mut two), "past the end of the range");
+    }
 }

@@ -71,9 +71,19 @@ mod tests {
     use super::*;
 
     fn tris(topology: PrimitiveTopology, indices: &[u16]) -> Vec<[u32; 3]> {
-        let data: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let mut bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let size = bytes.len() as u64;
+        bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+        let words: Vec<std::sync::atomic::AtomicU32> = bytes
+            .chunks(4)
+            .map(|c| std::sync::atomic::AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
+            .collect();
         let source = IndexSource::Indexed {
-            data: &data,
+            data: crate::memory::BufferSlice {
+                words: &words,
+                offset: 0,
+                size,
+            },
             format: crate::format::IndexFormat::Uint16,
             first: 0,
             base_vertex: 0,

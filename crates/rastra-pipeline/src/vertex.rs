@@ -13,6 +13,7 @@ use rastra_stats::Counters;
 use crate::clip::ClipSpace;
 use crate::input_assembler::fetch_attribute;
 use crate::link::{RenderPipeline, VertexInputSource};
+use crate::memory::BufferSlice;
 
 /// Unique vertices per batch.
 pub const BATCH_VERTICES: usize = 32;
@@ -122,7 +123,7 @@ impl ShadedBatch {
 /// What vertex shading of a draw needs besides the batch.
 pub struct VertexShading<'a> {
     pub pipeline: &'a RenderPipeline,
-    pub vertex_buffers: &'a [&'a [u8]],
+    pub vertex_buffers: &'a [BufferSlice<'a>],
     pub resources: Resources<'a>,
     pub clip_space: ClipSpace,
 }
@@ -163,7 +164,7 @@ impl VertexShading<'_> {
                             stride,
                             step,
                         } => fetch_attribute(
-                            self.vertex_buffers[slot],
+                            &self.vertex_buffers[slot],
                             format,
                             offset,
                             stride,

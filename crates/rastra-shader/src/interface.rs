@@ -3,6 +3,7 @@
 //! addressed. Everything here is plain data; the pipeline reads it to wire stages together.
 
 use std::fmt;
+use std::sync::atomic::AtomicU32;
 
 /// Lanes in one warp. A pixel warp holds `WARP_LANES / 4` quads; lane `4*q + i` is pixel
 /// `i` of quad `q`, with `i` = 0 (x0,y0), 1 (x1,y0), 2 (x0,y1), 3 (x1,y1).
@@ -146,11 +147,13 @@ pub struct BindingVar {
     pub name: String,
 }
 
-/// Memory a warp may read: one byte slice per entry of `Program::bindings`, in that order.
-/// Every access is bounds-checked against the slice (WebGPU robust access).
+/// Memory a warp may access: one range of device memory per entry of `Program::bindings`,
+/// in that order, as 32-bit words (device memory is words of `AtomicU32`, so shader loads,
+/// stores and atomics from any number of threads are all defined). Every access is
+/// bounds-checked against its range (WebGPU robust access).
 #[derive(Clone, Copy, Debug)]
 pub struct Resources<'a> {
-    pub buffers: &'a [&'a [u8]],
+    pub buffers: &'a [&'a [AtomicU32]],
 }
 
 /// A shader failed to compile.

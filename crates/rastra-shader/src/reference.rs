@@ -6,6 +6,8 @@
 //! Limitation: a lone lane has no quad, so derivative instructions make it return
 //! [`RefError::NeedsQuad`].
 
+use std::sync::atomic::AtomicU32;
+
 use crate::ir::{Block, Inst, Node};
 use crate::warp::load_word;
 use crate::{ExecError, Mask, Program, Resources, WARP_LANES, Warp};
@@ -225,7 +227,7 @@ impl Lane<'_, '_> {
                 offset,
                 add,
             } => {
-                let buf: &[u8] = self
+                let buf: &[AtomicU32] = self
                     .resources
                     .buffers
                     .get(slot as usize)
@@ -239,7 +241,7 @@ impl Lane<'_, '_> {
                     .resources
                     .buffers
                     .get(slot as usize)
-                    .map_or(0, |b| b.len());
+                    .map_or(0, |b| b.len() * 4);
                 r[dst.0 as usize] = len.min(u32::MAX as usize) as u32;
             }
         }

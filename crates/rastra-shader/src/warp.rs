@@ -13,6 +13,8 @@
 //! the register file is preallocated in [`Warp`] and nesting uses the native stack, bounded by
 //! the program's structural depth.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use crate::ir::{Block, DerivAxis, Inst, Node};
 use crate::{ExecError, ExecInfo, Mask, Program, Resources, WARP_LANES};
 
@@ -305,7 +307,7 @@ impl Cx<'_, '_> {
                 offset,
                 add,
             } => {
-                let buf: &[u8] = self
+                let buf: &[AtomicU32] = self
                     .resources
                     .buffers
                     .get(slot as usize)
@@ -326,21 +328,20 @@ impl Cx<'_, '_> {
                     .resources
                     .buffers
                     .get(slot as usize)
-                    .map_or(0, |b| b.len());
+                    .map_or(0, |b| b.len() * 4);
                 regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
             }
         }
     }
 }
 
-/// Reads the little-endian word at byte `addr`, or 0 if any byte is out of bounds.
-pub(crate) fn load_word(buf: &[u8], addr: u64) -> u32 {
-    if addr + 4 <= buf.len() as u64 {
-        let a = addr as usize;
-        u32::from_le_bytes([buf[a], buf[a + 1], buf[a + 2], buf[a + 3]])
-    } else {
-        0
-    }
+/// Reads the word at byte address `addr` (a multiple of 4: every host-shareable WGSL type is
+/// word-aligned), or 0 when it is outside the buffer.
+pub(crate) fn load_word(buf: &[AtomicU32], addr: u64) -> u32 {
+    usize::try_from(addr / 4)
+        .ok()
+        .and_then(|w| buf.get(w))
+        .map_or(0, |w| w.load(Ordering::Relaxed))
 }
 
 /// Quad derivatives of one register (T8). Lanes `4q..4q+4` are quad `q`:

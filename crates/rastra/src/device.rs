@@ -76,7 +76,7 @@ impl Device {
     ) -> Result<Buffer, Error> {
         let size = (contents.len() as u64).div_ceil(4) * 4;
         let buffer = self.create_buffer(&BufferDescriptor { label, size, usage })?;
-        buffer.write_lock()[..contents.len()].copy_from_slice(contents);
+        buffer.write_bytes(0, contents);
         Ok(buffer)
     }
 
@@ -157,7 +157,7 @@ impl Queue {
         {
             return validation("write_buffer range exceeds the buffer");
         }
-        buffer.write_lock()[offset as usize..offset as usize + data.len()].copy_from_slice(data);
+        buffer.write_bytes(offset, data);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::sync::RwLockWriteGuard;
 
 use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
-use rastra_pipeline::{ColorTarget, DepthTarget, DrawCall, Framebuffer};
+use rastra_pipeline::{BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer};
 use rastra_stats::{Counters, DrawStats, FrameStats};
 
 use crate::IndexFormat;
@@ -163,10 +163,9 @@ pub(crate) fn execute(
                 dst_offset,
                 size,
             } => {
-                let data =
-                    src.read_lock()[*src_offset as usize..(*src_offset + *size) as usize].to_vec();
-                dst.write_lock()[*dst_offset as usize..(*dst_offset + *size) as usize]
-                    .copy_from_slice(&data);
+                let mut data = vec![0; *size as usize];
+                src.read_bytes(*src_offset, &mut data);
+                dst.write_bytes(*dst_offset, &data);
             }
             Command::CopyTextureToBuffer {
                 src,
@@ -176,10 +175,9 @@ pub(crate) fn execute(
             } => {
                 let texels = src.read_lock();
                 let row = src.width() as usize * src.format().texel_size();
-                let mut out = dst.write_lock();
                 for y in 0..src.height() as usize {
-                    let at = *offset as usize + y * *bytes_per_row as usize;
-                    out[at..at + row].copy_from_slice(&texels[y * row..(y + 1) * row]);
+                    let at = *offset + y as u64 * *bytes_per_row as u64;
+                    dst.write_bytes(at, &texels[y * row..(y + 1) * row]);
                 }
             }
         }
@@ -217,35 +215,32 @@ fn run_draw(
             ranges.push(&group.entry(b.binding).expect("validated").range);
         }
     }
-    // Read access for the duration of the draw, taken once per distinct buffer: a second
-    // read lock on the same buffer could wait behind a writer on another thread forever.
-    let mut distinct: Vec<&crate::Buffer> = Vec::new();
-    let owner: Vec<usize> = ranges
+    fn slice<'r>(r: &'r BufferRange) -> BufferSlice<'r> {
+        BufferSlice {
+            words: r.buffer.words(),
+            offset: r.offset,
+            size: r.size,
+        }
+    }
+    let vertex_buffers: Vec<BufferSlice<'_>> = ranges[..n_vertex_buffers]
         .iter()
-        .map(|r| match distinct.iter().position(|b| b.same(&r.buffer)) {
-            Some(i) => i,
-            None => {
-                distinct.push(&r.buffer);
-                distinct.len() - 1
-            }
-        })
+        .map(|r| slice(r))
         .collect();
-    let guards: Vec<_> = distinct.iter().map(|b| b.read_lock()).collect();
-    let slices: Vec<&[u8]> = ranges
-        .iter()
-        .zip(&owner)
-        .map(|(r, &g)| &guards[g][r.offset as usize..(r.offset + r.size) as usize])
-        .collect();
-    let vertex_buffers = slices[..n_vertex_buffers].to_vec();
-    let mut rest = &slices[n_vertex_buffers..];
+    let mut rest = &ranges[n_vertex_buffers..];
     let index_buffer = p.index.as_ref().map(|(_, format)| {
-        let data = rest[0];
+        let r = rest[0];
         rest = &rest[1..];
-        (data, *format)
+        (slice(r), *format)
     });
+    // Shader bindings see whole words: offsets are multiples of 256 (validated) and a
+    // trailing partial word is not addressable.
+    fn words<'r>(r: &&'r BufferRange) -> &'r [std::sync::atomic::AtomicU32] {
+        let first = (r.offset / 4) as usize;
+        &r.buffer.words()[first..first + (r.size / 4) as usize]
+    }
     let n_vs = linked.desc.vertex.bindings.len();
-    let vertex_resources = rest[..n_vs].to_vec();
-    let fragment_resources = rest[n_vs..].to_vec();
+    let vertex_resources = rest[..n_vs].iter().map(words).collect();
+    let fragment_resources = rest[n_vs..].iter().map(words).collect();
 
     let call = DrawCall {
         pipeline: linked,

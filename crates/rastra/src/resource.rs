@@ -1,8 +1,12 @@
 //! Buffers and textures: device memory the pipeline reads and writes (BRIEF "Memory").
-//! A resource's bytes live behind a lock; the command processor takes read or write access
-//! for the duration of the work that uses them.
+//! A buffer is words of `AtomicU32` that every unit and the API access directly (WebGPU's
+//! data races are then races on atomics, never undefined behaviour); a texture's bytes live
+//! behind a lock the command processor takes for the work that uses them.
 
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use rastra_pipeline::memory::{read_bytes, write_bytes};
 
 use crate::TextureFormat;
 use crate::error::{Error, validation};
@@ -67,7 +71,8 @@ pub(crate) struct BufferInner {
     pub label: String,
     pub size: u64,
     pub usage: BufferUsages,
-    pub data: RwLock<Vec<u8>>,
+    /// `size` bytes, rounded up to whole words.
+    pub words: Box<[AtomicU32]>,
 }
 
 /// A linear block of device memory.
@@ -99,7 +104,9 @@ impl Buffer {
             label: desc.label.unwrap_or("").to_string(),
             size: desc.size,
             usage: desc.usage,
-            data: RwLock::new(vec![0; desc.size as usize]),
+            words: (0..desc.size.div_ceil(4))
+                .map(|_| AtomicU32::new(0))
+                .collect(),
         })))
     }
 
@@ -111,12 +118,19 @@ impl Buffer {
         self.0.usage
     }
 
-    pub(crate) fn read_lock(&self) -> RwLockReadGuard<'_, Vec<u8>> {
-        self.0.data.read().unwrap_or_else(|e| e.into_inner())
+    /// The buffer's memory.
+    pub(crate) fn words(&self) -> &[AtomicU32] {
+        &self.0.words
     }
 
-    pub(crate) fn write_lock(&self) -> RwLockWriteGuard<'_, Vec<u8>> {
-        self.0.data.write().unwrap_or_else(|e| e.into_inner())
+    /// Copies bytes out of the buffer (the range must be inside it).
+    pub(crate) fn read_bytes(&self, offset: u64, out: &mut [u8]) {
+        read_bytes(&self.0.words, offset, out);
+    }
+
+    /// Copies bytes into the buffer (the range must be inside it).
+    pub(crate) fn write_bytes(&self, offset: u64, data: &[u8]) {
+        write_bytes(&self.0.words, offset, data);
     }
 
     /// Reads the whole buffer (the buffer must have MAP_READ usage; submitted work is
@@ -128,7 +142,9 @@ impl Buffer {
                 self.0.label
             ));
         }
-        Ok(self.read_lock().clone())
+        let mut out = vec![0; self.0.size as usize];
+        self.read_bytes(0, &mut out);
+        Ok(out)
     }
 
     pub(crate) fn same(&self, other: &Buffer) -> bool {

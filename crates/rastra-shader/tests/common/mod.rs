@@ -2,6 +2,8 @@
 //! interpreter, check they agree on every output register of every active lane.
 #![allow(dead_code)]
 
+use std::sync::atomic::AtomicU32;
+
 use rastra_shader::{
     ExecError, ExecInfo, FULL_MASK, Mask, Program, Resources, ShaderModule, Stage, WARP_LANES,
     Warp, execute, reference,
@@ -59,7 +61,17 @@ pub fn run_mask(
     buffers: &[&[u8]],
     fill: &dyn Fn(usize, usize, usize) -> u32,
 ) -> Run {
-    let res = Resources { buffers };
+    // Device memory is words; a trailing partial word is not addressable.
+    let words: Vec<Vec<AtomicU32>> = buffers
+        .iter()
+        .map(|b| {
+            b.chunks_exact(4)
+                .map(|c| AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
+                .collect()
+        })
+        .collect();
+    let slices: Vec<&[AtomicU32]> = words.iter().map(|w| w.as_slice()).collect();
+    let res = Resources { buffers: &slices };
     let mut w = Warp::new(p);
     // Garbage in every register: execute must initialise what it needs itself.
     for r in w.regs_mut(0, w.num_regs()) {
