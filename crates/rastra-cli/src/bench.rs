@@ -1,5 +1,5 @@
-//! `rastra bench`: the reference workloads on rastra and, when installed, on lavapipe in the
-//! same run. One line per workload:
+//! `rastra bench`: the reference workloads (graphics frames and a compute job) on rastra and,
+//! when installed, on lavapipe in the same run. One line per workload:
 //! `<name> rastra_ms=<median> lavapipe_ms=<median> ratio=<rastra/lavapipe>`.
 
 use rastra::DeviceDescriptor;

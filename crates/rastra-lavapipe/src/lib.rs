@@ -2,7 +2,9 @@
 //! runs a [`rastra_scene::Frame`] through wgpu's Vulkan backend on lavapipe, for the
 //! differential tests (same frame on rastra and on lavapipe, compared pixel for pixel with
 //! [`compare_rgba8`]) and for side-by-side benchmarks (submission times measured the way
-//! [`rastra_scene::Frame::render`] measures rastra's).
+//! [`rastra_scene::Frame::render`] measures rastra's). Compute jobs
+//! ([`rastra_scene::compute::ComputeRecipe`]) run the same way through
+//! [`Lavapipe::run_compute`], returning the output buffers.
 //!
 //! ```text
 //! Frame ─► convert (rastra state → wgpu state) ─► render (wgpu resources, one render pass
@@ -14,6 +16,7 @@
 
 use std::sync::Arc;
 
+mod compute;
 mod convert;
 mod diff;
 mod render;
@@ -41,6 +44,24 @@ pub struct LavapipeRendered {
 }
 
 impl LavapipeRendered {
+    /// Median of the timed submissions.
+    pub fn median_ms(&self) -> f64 {
+        rastra_scene::median(&self.times_ms)
+    }
+}
+
+/// The output buffers of a compute job run on lavapipe and the times of its submissions.
+#[derive(Clone, Debug)]
+pub struct LavapipeComputed {
+    /// Contents of the recipe's `outputs` after the last run, in order, each as long as
+    /// the buffer's initial contents.
+    pub outputs: Vec<Vec<u8>>,
+    /// Wall-clock milliseconds of each run, from `queue.submit` to the completion of the
+    /// submission (the buffer reset before it is not timed).
+    pub times_ms: Vec<f64>,
+}
+
+impl LavapipeComputed {
     /// Median of the timed submissions.
     pub fn median_ms(&self) -> f64 {
         rastra_scene::median(&self.times_ms)
@@ -126,5 +147,24 @@ impl Lavapipe {
     ) -> Result<LavapipeRendered, String> {
         render::render(&self.device, &self.queue, frame, runs)
             .map_err(|e| format!("lavapipe, frame {:?}: {e}", frame.name))
+    }
+
+    /// Runs the compute job `runs` times (at least once), resetting its buffers to their
+    /// initial contents before each run (not timed) and timing each run from `queue.submit`
+    /// to its completion, as [`ComputeRecipe::run`] does on rastra. Pipelines use automatic
+    /// layouts, one group-0 bind group per step; every buffer is STORAGE | COPY_SRC |
+    /// COPY_DST plus the recipe's usages (mapping usages dropped). Returns the output
+    /// buffers of the last run; wgpu validation errors (bad WGSL, unknown entry points,
+    /// bindings that do not match the shader, dispatches over the limits) and out-of-range
+    /// buffer indices come back as `Err`.
+    ///
+    /// [`ComputeRecipe::run`]: rastra_scene::compute::ComputeRecipe::run
+    pub fn run_compute(
+        &self,
+        recipe: &rastra_scene::compute::ComputeRecipe,
+        runs: usize,
+    ) -> Result<LavapipeComputed, String> {
+        compute::run(&self.device, &self.queue, recipe, runs)
+            .map_err(|e| format!("lavapipe, compute job {:?}: {e}", recipe.name))
     }
 }

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Units are modules named after the stage they implement; [`draw`] is the command processor's
-//! entry point that runs one draw through all of them. Every unit counts its work in
+//! entry point that runs one draw through all of them, [`compute`] the one that runs a
+//! dispatch; [`cores`] accounts the shader cores' statistics for both. Every unit counts its work in
 //! [`rastra_stats::Counters`] where the work happens.
 
 // Units walk parallel per-lane / per-sample / per-component arrays by index on purpose.
@@ -34,6 +35,10 @@ pub mod setup;
 pub mod vertex;
 
 pub mod draw;
+
+pub mod compute;
+
+pub mod cores;
 
 pub use draw::{DrawCall, DrawError, DrawRange, draw};
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};

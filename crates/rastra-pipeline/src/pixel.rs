@@ -280,6 +280,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let info = rastra_shader::execute(program, warp, active, helpers, &self.resources, budget)?;
         counters.pixel_warps += 1;
         counters.pixel_instructions += info.instructions;
+        crate::cores::account(&info, counters);
         counters.helper_lanes += helpers.count_ones() as u64;
         counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
         counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;

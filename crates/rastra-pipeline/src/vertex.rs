@@ -185,6 +185,7 @@ impl VertexShading<'_> {
             counters.vertex_warps += 1;
             counters.vertex_shader_invocations += chunk.len() as u64;
             counters.vertex_instructions += info.instructions;
+            crate::cores::account(&info, counters);
             let pos = warp.regs(p.position_reg, 4);
             for lane in 0..chunk.len() {
                 let v = [0, 1, 2, 3].map(|c| f32::from_bits(pos[c][lane]));

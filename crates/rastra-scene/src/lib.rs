@@ -1,8 +1,8 @@
 //! Frame recipes: a frame described as plain data — one WGSL module, buffers, pipelines and
 //! draws into one colour target (plus optional depth) — so the same frame can run on rastra
 //! ([`Frame::render`]) and on a reference renderer (lavapipe, in `rastra-lavapipe`) and the two
-//! can be compared pixel for pixel. The built-in scene ([`builtin`]) and the benchmark
-//! workloads ([`workloads`]) are frames.
+//! can be compared pixel for pixel; [`compute`] does the same for compute jobs. The built-in
+//! scene ([`builtin`]) and the benchmark workloads ([`workloads`]) are recipes.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -13,6 +13,7 @@ use rastra::{
 };
 
 pub mod builtin;
+pub mod compute;
 pub mod lit;
 pub mod math;
 pub mod model;
@@ -132,6 +133,7 @@ impl Frame {
                         module: &module,
                         entry_point: Some(&p.vs_entry),
                         buffers: &p.vertex_buffers,
+                        constants: &[],
                     },
                     primitive: p.primitive,
                     depth_stencil: p.depth,
@@ -147,6 +149,7 @@ impl Frame {
                             blend: p.blend,
                             write_mask: p.write_mask,
                         })],
+                        constants: &[],
                     }),
                 })
             })

@@ -190,3 +190,68 @@ pub fn blended_layers(width: u32, height: u32, layers: u32) -> Frame {
         },
     )
 }
+
+/// The compute workload: `invocations` invocations of 64 dependent FMAs each, then a
+/// 256-wide workgroup tree reduction of the results through workgroup memory.
+pub fn fma_then_reduce(invocations: u32) -> crate::compute::ComputeRecipe {
+    use crate::compute::{ComputeRecipe, ComputeStep};
+    let groups = invocations.div_ceil(256);
+    ComputeRecipe {
+        name: "compute_fma_reduce".into(),
+        shader: r#"
+@group(0) @binding(0) var<storage, read_write> values: array<f32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<f32>;
+var<workgroup> partial: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn fma_chain(@builtin(global_invocation_id) id: vec3<u32>) {
+    var x = f32(id.x % 1024u) * 0.001;
+    for (var i = 0; i < 64; i = i + 1) {
+        x = fma(x, 0.999, 0.0007);
+    }
+    values[id.x] = x;
+}
+
+@compute @workgroup_size(256)
+fn reduce(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    partial[l] = values[wg.x * 256u + l];
+    workgroupBarrier();
+    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+        if l < stride {
+            partial[l] = partial[l] + partial[l + stride];
+        }
+        workgroupBarrier();
+    }
+    if l == 0u {
+        sums[wg.x] = partial[0];
+    }
+}
+"#
+        .into(),
+        buffers: vec![
+            BufferData {
+                label: "values".into(),
+                data: vec![0; groups as usize * 256 * 4],
+                usage: BufferUsages::STORAGE,
+            },
+            BufferData {
+                label: "sums".into(),
+                data: vec![0; groups as usize * 4],
+                usage: BufferUsages::STORAGE,
+            },
+        ],
+        steps: vec![
+            ComputeStep {
+                entry: "fma_chain".into(),
+                bindings: vec![(0, 0)],
+                workgroups: [groups, 1, 1],
+            },
+            ComputeStep {
+                entry: "reduce".into(),
+                bindings: vec![(0, 0), (1, 1)],
+                workgroups: [groups, 1, 1],
+            },
+        ],
+        outputs: vec![1],
+    }
+}

@@ -245,8 +245,9 @@ op_table!(UnOp, self, out, (self, a: u32), (a),
     FSinh => |a: u32| fb(f(a).sinh()),
     FCosh => |a: u32| fb(f(a).cosh()),
     FTanh => |a: u32| fb(f(a).tanh()),
-    FAsinh => |a: u32| fb(f(a).asinh()),
-    FAcosh => |a: u32| fb(f(a).acosh()),
+    /// Evaluated in f64: f32's `asinh`/`acosh` overflow for large inputs.
+    FAsinh => |a: u32| fb((f(a) as f64).asinh() as f32),
+    FAcosh => |a: u32| fb((f(a) as f64).acosh() as f32),
     FAtanh => |a: u32| fb(f(a).atanh()),
     FRadians => |a: u32| fb(f(a) * (std::f32::consts::PI / 180.0)),
     FDegrees => |a: u32| fb(f(a) * (180.0 / std::f32::consts::PI)),
@@ -265,10 +266,11 @@ op_table!(UnOp, self, out, (self, a: u32), (a),
     FFrexpExp => |a: u32| frexp_parts(f(a)).1 as u32,
     FIsNan => |a: u32| bl(f(a).is_nan()),
     FIsInf => |a: u32| bl(f(a).is_infinite()),
-    /// f32 → i32, saturating, NaN → 0.
-    F2I => |a: u32| (f(a) as i32) as u32,
-    /// f32 → u32, saturating, NaN → 0.
-    F2U => |a: u32| f(a) as u32,
+    /// f32 → i32 toward zero, NaN → 0; out-of-range values clamp to the nearest integer f32
+    /// can represent (WGSL: [−2^31, 2^31 − 128]).
+    F2I => |a: u32| (f(a).clamp(-2_147_483_648.0, 2_147_483_520.0) as i32) as u32,
+    /// f32 → u32 toward zero, NaN → 0; out-of-range values clamp to [0, 2^32 − 256].
+    F2U => |a: u32| f(a).clamp(0.0, 4_294_967_040.0) as u32,
     I2F => |a: u32| fb(i(a) as f32),
     U2F => |a: u32| fb(a as f32),
     /// bool → f32 (0.0 or 1.0).
@@ -395,7 +397,10 @@ mod tests {
         assert_eq!(BinOp::SRem.eval(i32::MIN as u32, u32::MAX), 0);
         assert_eq!(BinOp::Shl.eval(1, 33), 2);
         assert_eq!(UnOp::F2I.eval(f32::NAN.to_bits()), 0);
-        assert_eq!(UnOp::F2I.eval(1e20f32.to_bits()), i32::MAX as u32);
+        assert_eq!(UnOp::F2I.eval(1e20f32.to_bits()), 2_147_483_520);
+        assert_eq!(UnOp::F2I.eval((-1e20f32).to_bits()), i32::MIN as u32);
+        assert_eq!(UnOp::F2U.eval(1e20f32.to_bits()), 4_294_967_040);
+        assert_eq!(UnOp::F2U.eval(3e9f32.to_bits()), 3_000_000_000);
         assert_eq!(UnOp::F2U.eval((-5.0f32).to_bits()), 0);
         assert_eq!(TerOp::ExtractBitsS.eval(0xf0, 4, 4), u32::MAX);
         assert_eq!(TerOp::ExtractBitsU.eval(0xf0, 4, 4), 0xf);

@@ -78,6 +78,10 @@ pub enum Builtin {
     GlobalInvocationId,
     WorkGroupId,
     NumWorkGroups,
+    /// Compute input: index of the invocation's warp in its workgroup.
+    SubgroupId,
+    /// Compute input: warps in the workgroup.
+    NumSubgroups,
 }
 
 /// Where an interface value comes from or goes to.
@@ -159,7 +163,8 @@ pub struct Resources<'a> {
 /// A shader failed to compile.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompileError {
-    /// The source did not parse or validate. Line and column are 1-based.
+    /// The source did not parse or validate. Line and column are 1-based; 0 when the input
+    /// has no source text (SPIR-V).
     Source {
         message: String,
         line: u32,
@@ -169,6 +174,9 @@ pub enum CompileError {
     NoEntryPoint { name: String, stage: Stage },
     /// A valid construct rastra's shader cores do not implement yet.
     Unsupported(String),
+    /// Pipeline-overridable constants could not be applied (unknown name or id, missing
+    /// value, value out of range for its type); the message names the constant.
+    Override(String),
 }
 
 impl fmt::Display for CompileError {
@@ -183,6 +191,7 @@ impl fmt::Display for CompileError {
                 write!(f, "no {stage} entry point named `{name}`")
             }
             CompileError::Unsupported(what) => write!(f, "unsupported shader construct: {what}"),
+            CompileError::Override(what) => write!(f, "pipeline-overridable constants: {what}"),
         }
     }
 }
@@ -208,11 +217,49 @@ impl fmt::Display for ExecError {
 
 impl std::error::Error for ExecError {}
 
-/// What one warp execution did.
+/// What one warp (or workgroup) execution did. Summable (`+=`) across warps and workgroups.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExecInfo {
     /// Lanes that executed `discard` (they finished as helpers; their outputs are dead).
+    /// Summing ORs the masks, which only means something for the same warp.
     pub discarded: Mask,
-    /// IR instructions issued (each counts once per warp, whatever the mask).
+    /// IR instructions issued (each counts once per warp, whatever the mask), loop iterations
+    /// included. Always `alu + transcendental + memory + texture + control`.
     pub instructions: u64,
+    /// Issued ALU instructions (arithmetic, conversions, moves, register indexing, subgroup
+    /// and quad operations).
+    pub alu: u64,
+    /// Issued transcendental instructions (the SFU: sqrt, exp, log, trigonometry, pow).
+    pub transcendental: u64,
+    /// Issued memory instructions (buffer and workgroup loads, stores, atomics, lengths).
+    pub memory: u64,
+    /// Issued texture instructions.
+    pub texture: u64,
+    /// Issued control instructions (branches, loop iterations, calls, break/continue/return,
+    /// discard, barriers).
+    pub control: u64,
+    /// Sum over issued instructions of the lanes active when issued; lane utilisation is
+    /// `active_lanes / (instructions × WARP_LANES)`.
+    pub active_lanes: u64,
+    /// Branch decisions where the active mask split: an `if` with lanes on both sides, a
+    /// `switch` whose lanes went to more than one case, a loop iteration after which some
+    /// lanes left and others went on.
+    pub divergent_branches: u64,
+    /// Times a warp suspended at a workgroup barrier.
+    pub barrier_waits: u64,
+}
+
+impl std::ops::AddAssign for ExecInfo {
+    fn add_assign(&mut self, o: ExecInfo) {
+        self.discarded |= o.discarded;
+        self.instructions += o.instructions;
+        self.alu += o.alu;
+        self.transcendental += o.transcendental;
+        self.memory += o.memory;
+        self.texture += o.texture;
+        self.control += o.control;
+        self.active_lanes += o.active_lanes;
+        self.divergent_branches += o.divergent_branches;
+        self.barrier_waits += o.barrier_waits;
+    }
 }

@@ -94,19 +94,132 @@ pub enum Inst {
         dst: Reg,
         src: Reg,
     },
-    /// `dst` = the 4 bytes at byte address `offset + add` (little-endian) of buffer `slot`,
-    /// or 0 when any of them is out of bounds. `offset` absent means 0.
-    LoadBuffer {
+    /// `dst` = the word at byte address `offset + add` of `mem`, or 0 when it is out of bounds.
+    /// `offset` absent means 0. Every host-shareable WGSL type is word-aligned.
+    Load {
         dst: Reg,
-        slot: u32,
+        mem: Mem,
         offset: Option<Reg>,
         add: u32,
+    },
+    /// The word at byte address `offset + add` of `mem` = `src`, for each lane that is active
+    /// and not a helper, in lane order; out-of-bounds stores are dropped.
+    StoreMem {
+        mem: Mem,
+        offset: Option<Reg>,
+        add: u32,
+        src: Reg,
+    },
+    /// Atomic read-modify-write of the word at `offset + add` of `mem` with `value`, for each
+    /// lane that is active and not a helper, in lane order. `dst` = the old value (0 for an
+    /// out-of-bounds word, which is left alone).
+    Atomic {
+        op: AtomicOp,
+        mem: Mem,
+        offset: Option<Reg>,
+        add: u32,
+        dst: Reg,
+        value: Reg,
+    },
+    /// `atomicCompareExchangeWeak` (never fails spuriously): where the word equals `compare`
+    /// it becomes `value`. `dst` = old value, `dst + 1` = exchanged (0/1).
+    CompareExchange {
+        mem: Mem,
+        offset: Option<Reg>,
+        add: u32,
+        dst: Reg,
+        compare: Reg,
+        value: Reg,
     },
     /// `dst` = byte length of buffer `slot` (saturated to u32).
     BufferLen {
         dst: Reg,
         slot: u32,
     },
+    /// Workgroup control barrier (`workgroupBarrier`, `storageBarrier`, the two barriers of
+    /// `workgroupUniformLoad`): the warp waits until every unfinished warp of its workgroup
+    /// has reached a barrier. Outside a workgroup it does nothing.
+    Barrier,
+    /// `dst` = the lane's index in its warp (`subgroup_invocation_id`).
+    LaneId {
+        dst: Reg,
+    },
+    /// `subgroupBallot`: `dst..dst + 4` = mask of active lanes where `pred != 0`
+    /// (only `dst` can be non-zero: a warp has [`crate::WARP_LANES`] ≤ 32 lanes).
+    Ballot {
+        dst: Reg,
+        pred: Reg,
+    },
+    /// Subgroup reduction or scan of `src` with `op` over the active lanes, in lane order.
+    /// `identity` is `op`'s neutral value (the result of an empty exclusive scan).
+    SubgroupOp {
+        op: BinOp,
+        scan: Scan,
+        identity: u32,
+        dst: Reg,
+        src: Reg,
+    },
+    /// `dst` = `src` read from another lane chosen by `mode` and `index` (index ignored by
+    /// `BroadcastFirst`). A source lane outside the warp or not active gives 0.
+    Shuffle {
+        mode: ShuffleMode,
+        dst: Reg,
+        src: Reg,
+        index: Reg,
+    },
+}
+
+/// A memory `Load`/`StoreMem`/`Atomic` address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mem {
+    /// Buffer binding `slot`: `Resources::buffers[slot]`, WGSL host-shareable layout.
+    Buffer(u32),
+    /// The workgroup's memory (compute only): `var<workgroup>` variables, packed one word per
+    /// scalar in register order at the byte offsets the lowering assigned.
+    Workgroup,
+}
+
+/// Atomic read-modify-write operations (WGSL `atomicAdd` … `atomicExchange`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    Exchange,
+}
+
+/// Which prefix of the active lanes a [`Inst::SubgroupOp`] combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scan {
+    /// All active lanes; every lane gets the same result.
+    Reduce,
+    /// Active lanes up to and including this one.
+    Inclusive,
+    /// Active lanes before this one.
+    Exclusive,
+}
+
+/// Source-lane selection of [`Inst::Shuffle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleMode {
+    /// The lowest active lane.
+    BroadcastFirst,
+    /// Lane `index` (`subgroupBroadcast`, `subgroupShuffle`).
+    Index,
+    /// Lane `self ^ index`.
+    Xor,
+    /// Lane `self - index`.
+    Up,
+    /// Lane `self + index`.
+    Down,
+    /// Lane `index` of this lane's quad (`quadBroadcast`; `quadSwap*` use `Xor` 1, 2, 3).
+    QuadIndex,
 }
 
 /// One case of a [`Node::Switch`].

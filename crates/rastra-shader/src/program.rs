@@ -1,11 +1,13 @@
-//! Shader modules and programs: WGSL in, validated naga module, lowered [`Program`] out (T3:
-//! the driver's shader compiler; ATTILA's shader program objects).
+//! Shader modules and programs: WGSL, GLSL or SPIR-V in, validated naga module, lowered
+//! [`Program`] out (T3: the driver's shader compiler; ATTILA's shader program objects).
 //!
-//! API boundary: [`ShaderModule::from_wgsl`] is the only place source errors are reported;
-//! [`ShaderModule::program`] reports only missing entry points and constructs rastra does not
-//! implement. A [`Program`] is immutable and shared by every warp that runs it.
+//! API boundary: the `from_*` constructors are the only place source errors are reported;
+//! [`ShaderModule::program_with_overrides`] reports only missing entry points, bad
+//! pipeline-overridable constants and constructs rastra does not implement. A [`Program`] is
+//! immutable and shared by every warp that runs it.
 
 use crate::ir::Block;
+use crate::simt::Code;
 use crate::{BindingVar, CompileError, EarlyDepthTest, IoVar, Stage};
 
 /// A parsed and validated naga module.
@@ -35,11 +37,59 @@ pub struct Program {
     pub writes_depth: bool,
     /// The early depth test the fragment shader asks for (`@early_depth_test`), if any.
     pub early_depth_test: Option<EarlyDepthTest>,
+    /// Compute workgroup size (overrides resolved); at most
+    /// [`crate::MAX_WORKGROUP_INVOCATIONS`] invocations.
     pub workgroup_size: [u32; 3],
+    /// Bytes of workgroup memory (`var<workgroup>` variables, one word per scalar).
+    pub workgroup_memory: u32,
     /// Registers a warp needs; inputs come first, then outputs, then everything else.
     pub num_regs: u32,
     /// The program body (an entry region: `Return` ends the invocation).
     pub code: Block,
+    /// `code` laid out for the warp interpreter's control stack.
+    pub(crate) simt: Code,
+}
+
+/// Validator capabilities rastra accepts: core WGSL plus naga's `@early_depth_test`
+/// extension, f16 quantisation and subgroup operations (subgroup = warp).
+fn validator() -> naga::valid::Validator {
+    use naga::valid::{Capabilities as C, ShaderStages, SubgroupOperationSet};
+    let mut v = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        C::default()
+            | C::SHADER_FLOAT16_IN_FLOAT32
+            | C::EARLY_DEPTH_TEST
+            | C::SUBGROUP
+            | C::SUBGROUP_BARRIER
+            | C::SUBGROUP_VERTEX_STAGE,
+    );
+    v.subgroup_stages(ShaderStages::VERTEX | ShaderStages::FRAGMENT | ShaderStages::COMPUTE);
+    v.subgroup_operations(SubgroupOperationSet::all());
+    v
+}
+
+/// Validates `module`; errors get the line and column of `source` when there is one.
+fn validate(module: naga::Module, source: Option<&str>) -> Result<ShaderModule, CompileError> {
+    let info = validator().validate(&module).map_err(|e| {
+        let (line, column) = source
+            .and_then(|s| e.location(s))
+            .map_or(if source.is_some() { (1, 1) } else { (0, 0) }, |l| {
+                (l.line_number, l.line_position)
+            });
+        let mut message = e.as_inner().to_string();
+        let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
+        while let Some(s) = src {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            src = s.source();
+        }
+        CompileError::Source {
+            message,
+            line,
+            column,
+        }
+    })?;
+    Ok(ShaderModule { module, info })
 }
 
 impl ShaderModule {
@@ -56,32 +106,51 @@ impl ShaderModule {
                 column,
             }
         })?;
-        let mut validator = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            // quantizeToF16 (core WGSL) and naga's @early_depth_test extension, which naga
-            // gates behind capabilities.
-            naga::valid::Capabilities::default()
-                | naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
-                | naga::valid::Capabilities::EARLY_DEPTH_TEST,
-        );
-        let info = validator.validate(&module).map_err(|e| {
-            let (line, column) = e
-                .location(source)
-                .map_or((1, 1), |l| (l.line_number, l.line_position));
-            let mut message = e.as_inner().to_string();
-            let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
-            while let Some(s) = src {
-                message.push_str(": ");
-                message.push_str(&s.to_string());
-                src = s.source();
-            }
+        validate(module, Some(source))
+    }
+
+    /// Parses GLSL (`#version 450`-style Vulkan GLSL) for one stage with naga and validates
+    /// it. Errors carry the 1-based line and column of the first error naga reports.
+    pub fn from_glsl(source: &str, stage: Stage) -> Result<ShaderModule, CompileError> {
+        let stage = match stage {
+            Stage::Vertex => naga::ShaderStage::Vertex,
+            Stage::Fragment => naga::ShaderStage::Fragment,
+            Stage::Compute => naga::ShaderStage::Compute,
+        };
+        let module = naga::front::glsl::Frontend::default()
+            .parse(&naga::front::glsl::Options::from(stage), source)
+            .map_err(|e| {
+                let first = e.errors.first();
+                let (line, column) = first
+                    .and_then(|f| f.meta.location(source).into())
+                    .map_or((1, 1), |l: naga::SourceLocation| {
+                        (l.line_number, l.line_position)
+                    });
+                CompileError::Source {
+                    message: first.map_or_else(|| e.to_string(), |f| f.kind.to_string()),
+                    line,
+                    column,
+                }
+            })?;
+        validate(module, Some(source))
+    }
+
+    /// Parses a SPIR-V binary (little-endian words as bytes) with naga and validates it.
+    /// SPIR-V has no source text, so errors have line and column 0.
+    pub fn from_spirv(words_or_bytes: &[u8]) -> Result<ShaderModule, CompileError> {
+        let options = naga::front::spv::Options {
+            adjust_coordinate_space: false,
+            strict_capabilities: false,
+            block_ctx_dump_prefix: None,
+        };
+        let module = naga::front::spv::parse_u8_slice(words_or_bytes, &options).map_err(|e| {
             CompileError::Source {
-                message,
-                line,
-                column,
+                message: e.to_string(),
+                line: 0,
+                column: 0,
             }
         })?;
-        Ok(ShaderModule { module, info })
+        validate(module, None)
     }
 
     /// Entry points present in the module (mesh/task/ray stages are not listed).
@@ -93,8 +162,22 @@ impl ShaderModule {
             .collect()
     }
 
-    /// Lowers one entry point to rastra IR.
+    /// Lowers one entry point to rastra IR, every override at its default value.
     pub fn program(&self, entry: &str, stage: Stage) -> Result<Program, CompileError> {
+        self.program_with_overrides(entry, stage, &[])
+    }
+
+    /// Lowers one entry point to rastra IR with pipeline-overridable constants set: each
+    /// `(key, value)` names an override by its `@id` (as a decimal string) or, without one, by
+    /// its name. naga's `process_overrides` substitutes them (override-sized arrays and
+    /// workgroup sizes included). An unknown key, a missing value for an override without a
+    /// default, or a value its type cannot hold is a [`CompileError::Override`].
+    pub fn program_with_overrides(
+        &self,
+        entry: &str,
+        stage: Stage,
+        overrides: &[(String, f64)],
+    ) -> Result<Program, CompileError> {
         let index = self
             .module
             .entry_points
@@ -104,7 +187,30 @@ impl ShaderModule {
                 name: entry.to_string(),
                 stage,
             })?;
-        crate::front::lower_entry_point(&self.module, &self.info, index, stage)
+        if overrides.is_empty() && self.module.overrides.is_empty() {
+            return crate::front::lower_entry_point(&self.module, &self.info, index, stage);
+        }
+        let mut constants = naga::back::PipelineConstants::default();
+        for (k, v) in overrides {
+            constants.insert(k.clone(), *v);
+        }
+        let ep_stage = self.module.entry_points[index].stage;
+        let (module, info) = naga::back::pipeline_constants::process_overrides(
+            &self.module,
+            &self.info,
+            Some((ep_stage, entry)),
+            &constants,
+        )
+        .map_err(|e| CompileError::Override(e.to_string()))?;
+        let index = module
+            .entry_points
+            .iter()
+            .position(|ep| ep.name == entry && ep.stage == ep_stage)
+            .ok_or_else(|| CompileError::NoEntryPoint {
+                name: entry.to_string(),
+                stage,
+            })?;
+        crate::front::lower_entry_point(&module, &info, index, stage)
     }
 }
 

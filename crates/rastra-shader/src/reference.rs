@@ -3,13 +3,18 @@
 //! every fast path" of STYLE.md; T3 shader units). Differential tests compare
 //! [`crate::execute`] against it register-for-register.
 //!
-//! Limitation: a lone lane has no quad, so derivative instructions make it return
-//! [`RefError::NeedsQuad`].
+//! Side effects (storage stores and atomics) happen as the lane reaches them; a discarded lane
+//! has none after its `discard`.
+//!
+//! Limitations: a lone lane has no quad, so derivative instructions make it return
+//! [`RefError::NeedsQuad`]; it has no warp, so subgroup and quad operations return
+//! [`RefError::NeedsWarp`]; and it has no workgroup, so barriers and workgroup memory return
+//! [`RefError::NeedsWorkgroup`].
 
 use std::sync::atomic::AtomicU32;
 
-use crate::ir::{Block, Inst, Node};
-use crate::warp::load_word;
+use crate::ir::{Block, Inst, Mem, Node};
+use crate::warp::{atomic_word, compare_exchange_word, load_word, store_word};
 use crate::{ExecError, Mask, Program, Resources, WARP_LANES, Warp};
 
 /// How one lane's execution ended.
@@ -27,6 +32,10 @@ pub enum RefError {
     Exec(ExecError),
     /// The program uses a derivative, which needs a whole quad.
     NeedsQuad,
+    /// The program uses a subgroup or quad operation, which needs a whole warp.
+    NeedsWarp,
+    /// The program uses a barrier or workgroup memory, which need a whole workgroup.
+    NeedsWorkgroup,
 }
 
 impl From<ExecError> for RefError {
@@ -46,20 +55,25 @@ enum Flow {
 
 struct Lane<'a, 'r> {
     regs: &'a mut [u32],
+    /// This lane's index in its warp (`subgroup_invocation_id`).
+    lane: u32,
     resources: &'a Resources<'r>,
     budget: &'a mut u64,
     result: LaneResult,
 }
 
-/// Runs `program` on one lane whose registers are `regs` (inputs already written).
+/// Runs `program` on one lane whose registers are `regs` (inputs already written); `lane` is
+/// its index in its warp.
 pub fn execute_lane(
     program: &Program,
     regs: &mut [u32],
+    lane: u32,
     resources: &Resources,
     budget: &mut u64,
 ) -> Result<LaneResult, RefError> {
     let mut lane = Lane {
         regs,
+        lane,
         resources,
         budget,
         result: LaneResult::default(),
@@ -87,7 +101,7 @@ pub fn execute_warp(
         for (r, v) in warp.regs(0, n).iter().zip(lane_regs.iter_mut()) {
             *v = r[l];
         }
-        let res = execute_lane(program, &mut lane_regs, resources, budget)?;
+        let res = execute_lane(program, &mut lane_regs, l as u32, resources, budget)?;
         if res.discarded {
             discarded |= 1 << l;
         }
@@ -221,20 +235,61 @@ impl Lane<'_, '_> {
                 r[dst.0 as usize] = op.eval(g(r, a), g(r, b), g(r, c))
             }
             Inst::Derivative { .. } => return Err(RefError::NeedsQuad),
-            Inst::LoadBuffer {
+            Inst::Load {
                 dst,
-                slot,
+                mem,
                 offset,
                 add,
             } => {
-                let buf: &[AtomicU32] = self
-                    .resources
-                    .buffers
-                    .get(slot as usize)
-                    .copied()
-                    .unwrap_or(&[]);
+                let buf = memory(self.resources, mem)?;
                 let off = offset.map_or(0, |o| g(r, o));
                 r[dst.0 as usize] = load_word(buf, off as u64 + add as u64);
+            }
+            Inst::StoreMem {
+                mem,
+                offset,
+                add,
+                src,
+            } => {
+                let buf = memory(self.resources, mem)?;
+                let off = offset.map_or(0, |o| g(r, o));
+                if !self.result.discarded {
+                    store_word(buf, off as u64 + add as u64, g(r, src));
+                }
+            }
+            Inst::Atomic {
+                op,
+                mem,
+                offset,
+                add,
+                dst,
+                value,
+            } => {
+                let buf = memory(self.resources, mem)?;
+                let off = offset.map_or(0, |o| g(r, o));
+                r[dst.0 as usize] = if self.result.discarded {
+                    0
+                } else {
+                    atomic_word(buf, off as u64 + add as u64, op, g(r, value))
+                };
+            }
+            Inst::CompareExchange {
+                mem,
+                offset,
+                add,
+                dst,
+                compare,
+                value,
+            } => {
+                let buf = memory(self.resources, mem)?;
+                let off = offset.map_or(0, |o| g(r, o));
+                let (old, ok) = if self.result.discarded {
+                    (0, 0)
+                } else {
+                    compare_exchange_word(buf, off as u64 + add as u64, g(r, compare), g(r, value))
+                };
+                r[dst.0 as usize] = old;
+                r[dst.0 as usize + 1] = ok;
             }
             Inst::BufferLen { dst, slot } => {
                 let len = self
@@ -244,7 +299,20 @@ impl Lane<'_, '_> {
                     .map_or(0, |b| b.len() * 4);
                 r[dst.0 as usize] = len.min(u32::MAX as usize) as u32;
             }
+            Inst::Barrier => return Err(RefError::NeedsWorkgroup),
+            Inst::LaneId { dst } => r[dst.0 as usize] = self.lane,
+            Inst::Ballot { .. } | Inst::SubgroupOp { .. } | Inst::Shuffle { .. } => {
+                return Err(RefError::NeedsWarp);
+            }
         }
         Ok(())
+    }
+}
+
+/// The words `mem` addresses (a lone lane has no workgroup memory).
+fn memory<'r>(resources: &Resources<'r>, mem: Mem) -> Result<&'r [AtomicU32], RefError> {
+    match mem {
+        Mem::Buffer(slot) => Ok(resources.buffers.get(slot as usize).copied().unwrap_or(&[])),
+        Mem::Workgroup => Err(RefError::NeedsWorkgroup),
     }
 }

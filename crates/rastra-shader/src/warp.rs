@@ -1,27 +1,46 @@
 //! The SIMT shader core: executes a [`Program`] on a whole warp of [`WARP_LANES`] lanes under
 //! execution masks (T3 "Shader Unit internals", T8 quads, derivatives and helper lanes,
-//! ATTILA's unified shader units).
+//! ATTILA's unified shader units, T13 compute warps).
 //!
-//! Structured control flow becomes masks: `If` splits the mask, `Loop` iterates while any lane
-//! remains, and `Break`/`Continue`/`Return` move lanes out of the running mask into the pending
-//! mask of the construct they leave (innermost loop/switch, loop, inlined call region). `Kill`
-//! (discard) demotes lanes to helpers: they keep running so their quad's derivatives stay
-//! defined, but their side effects are suppressed and their outputs are dead.
+//! A warp runs the program's SIMT code (`simt`): a program counter, the current execution
+//! mask and a stack of control frames. `If` splits the mask, `Loop` iterates while any lane
+//! remains, and `Break`/`Continue`/`Return` move lanes out of the running mask into the frame
+//! of the construct they leave (innermost loop/switch, loop, inlined call region). Because
+//! that state is plain data in [`Warp`], a warp can stop at a workgroup barrier anywhere and
+//! resume later (`crate::workgroup` schedules the warps of a workgroup). `Kill` (discard)
+//! demotes lanes to helpers: they keep running so their quad's derivatives stay defined, but
+//! their side effects are suppressed and their outputs are dead.
 //!
-//! Cost model: each instruction is one `match` followed by a tight loop over all lanes (pure
-//! ops compute inactive lanes too, writes to variables are masked). Nothing here allocates:
-//! the register file is preallocated in [`Warp`] and nesting uses the native stack, bounded by
-//! the program's structural depth.
+//! Side effects (storage and workgroup stores, atomics) happen only for lanes that are active
+//! and not helpers, one lane at a time in lane order, so a warp's effects are deterministic.
+//!
+//! Cost model: each op is one `match` followed by a tight loop over all lanes (pure ops compute
+//! inactive lanes too, writes to variables are masked). Nothing here allocates: the register
+//! file and the frame stack are preallocated in [`Warp`].
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::ir::{Block, DerivAxis, Inst, Node};
-use crate::{ExecError, ExecInfo, Mask, Program, Resources, WARP_LANES};
+use crate::ir::{AtomicOp, DerivAxis, Inst, Mem, Scan, ShuffleMode};
+use crate::simt::{Class, Frame, Op, cond_mask};
+use crate::{ExecError, ExecInfo, FULL_MASK, Mask, Program, Resources, WARP_LANES};
 
-/// One warp's register file: `num_regs` registers of `[u32; WARP_LANES]`.
+/// One warp: its register file (`num_regs` registers of `[u32; WARP_LANES]`) and its control
+/// state (program counter, execution mask, control frames).
 #[derive(Clone, Debug)]
 pub struct Warp {
     regs: Vec<[u32; WARP_LANES]>,
+    pub(crate) state: State,
+}
+
+/// A warp's control state between two runs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct State {
+    pc: u32,
+    mask: Mask,
+    /// Lanes whose side effects are suppressed (helpers and discarded lanes).
+    helpers: Mask,
+    discarded: Mask,
+    frames: Vec<Frame>,
 }
 
 impl Warp {
@@ -29,6 +48,10 @@ impl Warp {
     pub fn new(program: &Program) -> Warp {
         Warp {
             regs: vec![[0; WARP_LANES]; program.num_regs as usize],
+            state: State {
+                frames: Vec::with_capacity(program.simt.max_depth as usize),
+                ..State::default()
+            },
         }
     }
 
@@ -46,11 +69,27 @@ impl Warp {
     pub fn num_regs(&self) -> u32 {
         self.regs.len() as u32
     }
+
+    /// Resets the control state to the program start with `active` lanes.
+    pub(crate) fn start(&mut self, program: &Program, active: Mask, helpers: Mask) {
+        let active = active & FULL_MASK;
+        let st = &mut self.state;
+        st.pc = 0;
+        st.mask = active;
+        st.helpers = helpers & active;
+        st.discarded = 0;
+        st.frames.clear();
+        st.frames.push(Frame {
+            end: program.simt.ops.len() as u32 - 1,
+            ..Frame::default()
+        });
+    }
 }
 
 /// Executes `program` once on the lanes in `active`. See the crate docs for the contract:
 /// inputs must be in their registers; `helpers ⊆ active` run without side effects; `budget`
-/// is decremented per instruction issued and per loop iteration.
+/// is decremented per instruction issued and per loop iteration. Barriers do nothing here (a
+/// graphics warp has no workgroup).
 pub fn execute(
     program: &Program,
     warp: &mut Warp,
@@ -60,41 +99,30 @@ pub fn execute(
     budget: &mut u64,
 ) -> Result<ExecInfo, ExecError> {
     debug_assert!(warp.regs.len() >= program.num_regs as usize);
-    let mut cx = Cx {
-        regs: &mut warp.regs,
-        resources,
-        budget,
-        issued: 0,
-        brk: 0,
-        cont: 0,
-        ret: 0,
-        helpers: helpers & active,
-        discarded: 0,
-    };
-    let mut mask = active & crate::FULL_MASK;
-    cx.block(&program.code, &mut mask)?;
-    Ok(ExecInfo {
-        discarded: cx.discarded,
-        instructions: cx.issued,
-    })
+    let mut info = ExecInfo::default();
+    warp.start(program, active, helpers);
+    while run(program, warp, &[], resources, budget, &mut info)? == Stop::Barrier {}
+    info.discarded = warp.state.discarded;
+    Ok(info)
 }
 
-struct Cx<'a, 'r> {
-    regs: &'a mut [[u32; WARP_LANES]],
-    resources: &'a Resources<'r>,
-    budget: &'a mut u64,
-    issued: u64,
-    /// Lanes that left the innermost loop/switch with `break`.
-    brk: Mask,
-    /// Lanes that left the innermost loop body with `continue`.
-    cont: Mask,
-    /// Lanes that left the innermost region with `return`.
-    ret: Mask,
-    /// Lanes whose side effects are suppressed (helpers and discarded lanes). Unused until
-    /// side-effecting instructions exist.
-    #[allow(dead_code)]
-    helpers: Mask,
-    discarded: Mask,
+impl State {
+    /// After a construct closes with no lanes left (they all broke out of or returned from an
+    /// enclosing construct), skips to the end of the enclosing block.
+    #[inline]
+    fn skip_if_empty(&mut self) {
+        if self.mask == 0 {
+            self.pc = self.frames[self.frames.len() - 1].end;
+        }
+    }
+}
+
+/// Why [`run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    Finished,
+    /// The warp issued a barrier; calling [`run`] again resumes after it.
+    Barrier,
 }
 
 #[inline(always)]
@@ -102,246 +130,514 @@ fn lane_on(mask: Mask, l: usize) -> bool {
     (mask >> l) & 1 != 0
 }
 
-fn cond_mask(r: &[u32; WARP_LANES]) -> Mask {
+#[inline(always)]
+fn issue(budget: &mut u64, info: &mut ExecInfo, class: Class, mask: Mask) -> Result<(), ExecError> {
+    if *budget == 0 {
+        return Err(ExecError::BudgetExhausted);
+    }
+    *budget -= 1;
+    info.instructions += 1;
+    info.active_lanes += mask.count_ones() as u64;
+    match class {
+        Class::Alu => info.alu += 1,
+        Class::Transcendental => info.transcendental += 1,
+        Class::Memory => info.memory += 1,
+        Class::Texture => info.texture += 1,
+        Class::Control => info.control += 1,
+    }
+    Ok(())
+}
+
+/// Runs `warp` from its current state until the program ends or a barrier is issued,
+/// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
+pub(crate) fn run(
+    program: &Program,
+    warp: &mut Warp,
+    shared: &[AtomicU32],
+    resources: &Resources,
+    budget: &mut u64,
+    info: &mut ExecInfo,
+) -> Result<Stop, ExecError> {
+    let code = &program.simt.ops[..];
+    let regs = &mut warp.regs[..];
+    let st = &mut warp.state;
+    let mem = MemCx { resources, shared };
+    loop {
+        let op = &code[st.pc as usize];
+        st.pc += 1;
+        match op {
+            Op::Inst(inst, class) => {
+                issue(budget, info, *class, st.mask)?;
+                if let Inst::Barrier = inst {
+                    return Ok(Stop::Barrier);
+                }
+                exec_inst(regs, inst, st.mask, st.mask & !st.helpers, &mem);
+            }
+            Op::If {
+                cond,
+                else_pc,
+                end_pc: _,
+            } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                let c = cond_mask(&regs[cond.0 as usize]);
+                let (t, e) = (st.mask & c, st.mask & !c);
+                if t != 0 && e != 0 {
+                    info.divergent_branches += 1;
+                }
+                st.frames.push(Frame {
+                    end: *else_pc,
+                    b: e,
+                    ..Frame::default()
+                });
+                st.mask = t;
+                if t == 0 {
+                    st.pc = *else_pc;
+                }
+            }
+            Op::Else { end_pc } => {
+                let top = st.frames.len() - 1;
+                let f = &mut st.frames[top];
+                f.c = st.mask;
+                st.mask = f.b;
+                f.end = *end_pc;
+                if st.mask == 0 {
+                    st.pc = *end_pc;
+                }
+            }
+            Op::EndIf => {
+                let f = st.frames.pop().unwrap_or_default();
+                st.mask |= f.c;
+                st.skip_if_empty();
+            }
+            Op::Loop { continuing_pc } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask)?;
+                st.frames.push(Frame {
+                    end: *continuing_pc,
+                    c: st.mask,
+                    ..Frame::default()
+                });
+            }
+            Op::Continuing { back_pc, end_pc } => {
+                let top = st.frames.len() - 1;
+                let f = &mut st.frames[top];
+                st.mask |= f.b;
+                if st.mask == 0 {
+                    st.pc = *end_pc;
+                } else {
+                    f.end = *back_pc;
+                }
+            }
+            Op::LoopBack {
+                break_if,
+                body_pc,
+                continuing_pc,
+                end_pc: _,
+            } => {
+                let top = st.frames.len() - 1;
+                let f = &mut st.frames[top];
+                if let Some(r) = break_if {
+                    let c = cond_mask(&regs[r.0 as usize]);
+                    f.a |= st.mask & c;
+                    st.mask &= !c;
+                }
+                if st.mask != 0 {
+                    if st.mask != f.c {
+                        info.divergent_branches += 1;
+                    }
+                    f.b = 0;
+                    f.c = st.mask;
+                    f.end = *continuing_pc;
+                    st.pc = *body_pc;
+                    issue(budget, info, Class::Control, st.mask)?;
+                }
+            }
+            Op::LoopEnd => {
+                let f = st.frames.pop().unwrap_or_default();
+                st.mask = f.a;
+                st.skip_if_empty();
+            }
+            Op::Switch { selector, values } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                let sel = &regs[selector.0 as usize];
+                let mut matched = 0;
+                let mut targets = 0;
+                for &v in values.iter() {
+                    let m = eq_mask(sel, v);
+                    targets += (st.mask & m & !matched != 0) as u32;
+                    matched |= m;
+                }
+                targets += (st.mask & !matched != 0) as u32;
+                if targets > 1 {
+                    info.divergent_branches += 1;
+                }
+                st.frames.push(Frame {
+                    end: 0,
+                    a: 0,
+                    b: st.mask,
+                    c: matched,
+                    d: 0,
+                });
+                st.mask = 0;
+            }
+            Op::Case {
+                selector,
+                value,
+                case_end_pc,
+                next_pc,
+            } => {
+                let top = st.frames.len() - 1;
+                let f = &mut st.frames[top];
+                let entry = match value {
+                    Some(v) => eq_mask(&regs[selector.0 as usize], *v),
+                    None => !f.c,
+                };
+                st.mask |= f.b & entry;
+                if st.mask == 0 {
+                    st.pc = *next_pc;
+                } else {
+                    f.end = *case_end_pc;
+                }
+            }
+            Op::CaseEnd { fall_through } => {
+                if !fall_through {
+                    let top = st.frames.len() - 1;
+                    st.frames[top].d |= st.mask;
+                    st.mask = 0;
+                }
+            }
+            Op::EndSwitch => {
+                let f = st.frames.pop().unwrap_or_default();
+                st.mask |= f.d | f.a;
+                st.skip_if_empty();
+            }
+            Op::Region { end_pc } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                st.frames.push(Frame {
+                    end: *end_pc,
+                    ..Frame::default()
+                });
+            }
+            Op::EndRegion => {
+                let f = st.frames.pop().unwrap_or_default();
+                st.mask |= f.a;
+                st.skip_if_empty();
+            }
+            Op::Break { frame } | Op::Return { frame } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                st.frames[*frame as usize].a |= st.mask;
+                st.mask = 0;
+                st.pc = st.frames[st.frames.len() - 1].end;
+            }
+            Op::Continue { frame } => {
+                issue(budget, info, Class::Control, st.mask)?;
+                st.frames[*frame as usize].b |= st.mask;
+                st.mask = 0;
+                st.pc = st.frames[st.frames.len() - 1].end;
+            }
+            Op::Kill => {
+                issue(budget, info, Class::Control, st.mask)?;
+                st.discarded |= st.mask;
+                st.helpers |= st.mask;
+            }
+            Op::End => return Ok(Stop::Finished),
+        }
+    }
+}
+
+fn eq_mask(r: &[u32; WARP_LANES], v: u32) -> Mask {
     let mut m = 0;
-    for (l, v) in r.iter().enumerate() {
-        m |= ((*v != 0) as Mask) << l;
+    for (l, s) in r.iter().enumerate() {
+        m |= ((*s == v) as Mask) << l;
     }
     m
 }
 
-impl Cx<'_, '_> {
-    #[inline(always)]
-    fn issue(&mut self) -> Result<(), ExecError> {
-        if *self.budget == 0 {
-            return Err(ExecError::BudgetExhausted);
-        }
-        *self.budget -= 1;
-        self.issued += 1;
-        Ok(())
-    }
+/// The memories a warp addresses.
+struct MemCx<'a, 'r> {
+    resources: &'a Resources<'r>,
+    shared: &'a [AtomicU32],
+}
 
-    fn block(&mut self, block: &Block, mask: &mut Mask) -> Result<(), ExecError> {
-        for node in block {
-            if *mask == 0 {
-                break;
-            }
-            self.issue()?;
-            match node {
-                Node::Inst(inst) => self.inst(inst, *mask),
-                Node::If {
-                    cond,
-                    accept,
-                    reject,
-                } => {
-                    let c = cond_mask(&self.regs[cond.0 as usize]);
-                    let mut t = *mask & c;
-                    let mut e = *mask & !c;
-                    if t != 0 {
-                        self.block(accept, &mut t)?;
-                    }
-                    if e != 0 {
-                        self.block(reject, &mut e)?;
-                    }
-                    *mask = t | e;
-                }
-                Node::Loop {
-                    body,
-                    continuing,
-                    break_if,
-                } => {
-                    let (outer_brk, outer_cont) = (self.brk, self.cont);
-                    self.brk = 0;
-                    let mut m = *mask;
-                    while m != 0 {
-                        self.issue()?;
-                        self.cont = 0;
-                        self.block(body, &mut m)?;
-                        m |= self.cont;
-                        if m == 0 {
-                            break;
-                        }
-                        self.block(continuing, &mut m)?;
-                        if let Some(r) = break_if {
-                            let c = cond_mask(&self.regs[r.0 as usize]);
-                            self.brk |= m & c;
-                            m &= !c;
-                        }
-                    }
-                    *mask = self.brk;
-                    self.brk = outer_brk;
-                    self.cont = outer_cont;
-                }
-                Node::Switch { selector, cases } => {
-                    let sel = self.regs[selector.0 as usize];
-                    let matches = |v: u32| {
-                        let mut m = 0;
-                        for (l, s) in sel.iter().enumerate() {
-                            m |= ((*s == v) as Mask) << l;
-                        }
-                        m
-                    };
-                    let mut matched = 0;
-                    for case in cases {
-                        if let Some(v) = case.value {
-                            matched |= matches(v);
-                        }
-                    }
-                    let outer_brk = self.brk;
-                    self.brk = 0;
-                    let mut done = 0;
-                    let mut running: Mask = 0;
-                    for case in cases {
-                        let entry = match case.value {
-                            Some(v) => matches(v),
-                            None => !matched,
-                        };
-                        running |= *mask & entry;
-                        if running != 0 {
-                            self.block(&case.body, &mut running)?;
-                        }
-                        if !case.fall_through {
-                            done |= running;
-                            running = 0;
-                        }
-                    }
-                    *mask = done | running | self.brk;
-                    self.brk = outer_brk;
-                }
-                Node::Region(body) => {
-                    let outer_ret = self.ret;
-                    self.ret = 0;
-                    let mut m = *mask;
-                    self.block(body, &mut m)?;
-                    *mask = m | self.ret;
-                    self.ret = outer_ret;
-                }
-                Node::Break => {
-                    self.brk |= *mask;
-                    *mask = 0;
-                }
-                Node::Continue => {
-                    self.cont |= *mask;
-                    *mask = 0;
-                }
-                Node::Return => {
-                    self.ret |= *mask;
-                    *mask = 0;
-                }
-                Node::Kill => {
-                    self.discarded |= *mask;
-                    self.helpers |= *mask;
-                }
-            }
-        }
-        Ok(())
-    }
-
+impl MemCx<'_, '_> {
     #[inline]
-    fn inst(&mut self, inst: &Inst, mask: Mask) {
-        let regs = &mut *self.regs;
-        match *inst {
-            Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
-            Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
-            Inst::Store { dst, src } => {
-                let s = regs[src.0 as usize];
-                let d = &mut regs[dst.0 as usize];
-                for l in 0..WARP_LANES {
-                    if lane_on(mask, l) {
-                        d[l] = s[l];
-                    }
-                }
-            }
-            Inst::LoadIndexed {
-                dst,
-                base,
-                len,
-                index,
-                add,
-            } => {
-                let idx = regs[index.0 as usize];
-                let mut out = [0; WARP_LANES];
-                for (l, o) in out.iter_mut().enumerate() {
-                    let k = idx[l].wrapping_add(add).min(len - 1);
-                    *o = regs[(base.0 + k) as usize][l];
-                }
-                regs[dst.0 as usize] = out;
-            }
-            Inst::StoreIndexed {
-                base,
-                len,
-                index,
-                add,
-                src,
-            } => {
-                let idx = regs[index.0 as usize];
-                let s = regs[src.0 as usize];
-                for l in 0..WARP_LANES {
-                    if lane_on(mask, l) {
-                        let k = idx[l].wrapping_add(add).min(len - 1);
-                        regs[(base.0 + k) as usize][l] = s[l];
-                    }
-                }
-            }
-            Inst::Unary { op, dst, a } => {
-                let x = regs[a.0 as usize];
-                op.eval_lanes(&x, &mut regs[dst.0 as usize]);
-            }
-            Inst::Binary { op, dst, a, b } => {
-                let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
-                op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
-            }
-            Inst::Ternary { op, dst, a, b, c } => {
-                let (x, y, z) = (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
-                op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
-            }
-            Inst::Derivative {
-                axis,
-                fine,
-                dst,
-                src,
-            } => regs[dst.0 as usize] = derivative(&regs[src.0 as usize], axis, fine),
-            Inst::LoadBuffer {
-                dst,
-                slot,
-                offset,
-                add,
-            } => {
-                let buf: &[AtomicU32] = self
-                    .resources
-                    .buffers
-                    .get(slot as usize)
-                    .copied()
-                    .unwrap_or(&[]);
-                let off = match offset {
-                    Some(r) => regs[r.0 as usize],
-                    None => [0; WARP_LANES],
-                };
-                let mut out = [0; WARP_LANES];
-                for l in 0..WARP_LANES {
-                    out[l] = load_word(buf, off[l] as u64 + add as u64);
-                }
-                regs[dst.0 as usize] = out;
-            }
-            Inst::BufferLen { dst, slot } => {
-                let len = self
-                    .resources
-                    .buffers
-                    .get(slot as usize)
-                    .map_or(0, |b| b.len() * 4);
-                regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
-            }
+    fn words(&self, mem: Mem) -> &[AtomicU32] {
+        match mem {
+            Mem::Buffer(slot) => self
+                .resources
+                .buffers
+                .get(slot as usize)
+                .copied()
+                .unwrap_or(&[]),
+            Mem::Workgroup => self.shared,
         }
     }
 }
 
-/// Reads the word at byte address `addr` (a multiple of 4: every host-shareable WGSL type is
-/// word-aligned), or 0 when it is outside the buffer.
+/// Executes one straight-line instruction (not `Barrier`). `mask` = active lanes, `effects` =
+/// active lanes allowed side effects.
+#[inline]
+fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: Mask, m: &MemCx) {
+    match *inst {
+        Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
+        Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
+        Inst::Store { dst, src } => {
+            let s = regs[src.0 as usize];
+            let d = &mut regs[dst.0 as usize];
+            for l in 0..WARP_LANES {
+                if lane_on(mask, l) {
+                    d[l] = s[l];
+                }
+            }
+        }
+        Inst::LoadIndexed {
+            dst,
+            base,
+            len,
+            index,
+            add,
+        } => {
+            let idx = regs[index.0 as usize];
+            let mut out = [0; WARP_LANES];
+            for (l, o) in out.iter_mut().enumerate() {
+                let k = idx[l].wrapping_add(add).min(len - 1);
+                *o = regs[(base.0 + k) as usize][l];
+            }
+            regs[dst.0 as usize] = out;
+        }
+        Inst::StoreIndexed {
+            base,
+            len,
+            index,
+            add,
+            src,
+        } => {
+            let idx = regs[index.0 as usize];
+            let s = regs[src.0 as usize];
+            for l in 0..WARP_LANES {
+                if lane_on(mask, l) {
+                    let k = idx[l].wrapping_add(add).min(len - 1);
+                    regs[(base.0 + k) as usize][l] = s[l];
+                }
+            }
+        }
+        Inst::Unary { op, dst, a } => {
+            let x = regs[a.0 as usize];
+            op.eval_lanes(&x, &mut regs[dst.0 as usize]);
+        }
+        Inst::Binary { op, dst, a, b } => {
+            let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
+            op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
+        }
+        Inst::Ternary { op, dst, a, b, c } => {
+            let (x, y, z) = (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
+            op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
+        }
+        Inst::Derivative {
+            axis,
+            fine,
+            dst,
+            src,
+        } => regs[dst.0 as usize] = derivative(&regs[src.0 as usize], axis, fine),
+        Inst::Load {
+            dst,
+            mem,
+            offset,
+            add,
+        } => {
+            let buf = m.words(mem);
+            let off = offset.map_or([0; WARP_LANES], |r| regs[r.0 as usize]);
+            let mut out = [0; WARP_LANES];
+            for l in 0..WARP_LANES {
+                out[l] = load_word(buf, off[l] as u64 + add as u64);
+            }
+            regs[dst.0 as usize] = out;
+        }
+        Inst::StoreMem {
+            mem,
+            offset,
+            add,
+            src,
+        } => {
+            let buf = m.words(mem);
+            let off = offset.map_or([0; WARP_LANES], |r| regs[r.0 as usize]);
+            let s = regs[src.0 as usize];
+            for l in 0..WARP_LANES {
+                if lane_on(effects, l) {
+                    store_word(buf, off[l] as u64 + add as u64, s[l]);
+                }
+            }
+        }
+        Inst::Atomic {
+            op,
+            mem,
+            offset,
+            add,
+            dst,
+            value,
+        } => {
+            let buf = m.words(mem);
+            let off = offset.map_or([0; WARP_LANES], |r| regs[r.0 as usize]);
+            let v = regs[value.0 as usize];
+            let mut out = [0; WARP_LANES];
+            for l in 0..WARP_LANES {
+                if lane_on(effects, l) {
+                    out[l] = atomic_word(buf, off[l] as u64 + add as u64, op, v[l]);
+                }
+            }
+            regs[dst.0 as usize] = out;
+        }
+        Inst::CompareExchange {
+            mem,
+            offset,
+            add,
+            dst,
+            compare,
+            value,
+        } => {
+            let buf = m.words(mem);
+            let off = offset.map_or([0; WARP_LANES], |r| regs[r.0 as usize]);
+            let (c, v) = (regs[compare.0 as usize], regs[value.0 as usize]);
+            let mut old = [0; WARP_LANES];
+            let mut ok = [0; WARP_LANES];
+            for l in 0..WARP_LANES {
+                if lane_on(effects, l) {
+                    (old[l], ok[l]) =
+                        compare_exchange_word(buf, off[l] as u64 + add as u64, c[l], v[l]);
+                }
+            }
+            regs[dst.0 as usize] = old;
+            regs[dst.0 as usize + 1] = ok;
+        }
+        Inst::BufferLen { dst, slot } => {
+            let len = m.words(Mem::Buffer(slot)).len() * 4;
+            regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
+        }
+        Inst::Barrier => {}
+        Inst::LaneId { dst } => {
+            regs[dst.0 as usize] = std::array::from_fn(|l| l as u32);
+        }
+        Inst::Ballot { dst, pred } => {
+            let b = cond_mask(&regs[pred.0 as usize]) & mask;
+            regs[dst.0 as usize] = [b; WARP_LANES];
+            for k in 1..4 {
+                regs[dst.0 as usize + k] = [0; WARP_LANES];
+            }
+        }
+        Inst::SubgroupOp {
+            op,
+            scan,
+            identity,
+            dst,
+            src,
+        } => {
+            let s = regs[src.0 as usize];
+            let mut out = [identity; WARP_LANES];
+            let mut acc: Option<u32> = None;
+            for l in 0..WARP_LANES {
+                if !lane_on(mask, l) {
+                    continue;
+                }
+                if scan == Scan::Exclusive {
+                    out[l] = acc.unwrap_or(identity);
+                }
+                acc = Some(match acc {
+                    None => s[l],
+                    Some(a) => op.eval(a, s[l]),
+                });
+                if scan == Scan::Inclusive {
+                    out[l] = acc.unwrap_or(identity);
+                }
+            }
+            if scan == Scan::Reduce {
+                out = [acc.unwrap_or(identity); WARP_LANES];
+            }
+            regs[dst.0 as usize] = out;
+        }
+        Inst::Shuffle {
+            mode,
+            dst,
+            src,
+            index,
+        } => {
+            let s = regs[src.0 as usize];
+            let idx = regs[index.0 as usize];
+            let first = mask.trailing_zeros() as usize;
+            let mut out = [0; WARP_LANES];
+            for (l, o) in out.iter_mut().enumerate() {
+                let from = match mode {
+                    ShuffleMode::BroadcastFirst => first as u64,
+                    ShuffleMode::Index => idx[l] as u64,
+                    ShuffleMode::Xor => (l as u64) ^ idx[l] as u64,
+                    ShuffleMode::Up => (l as u64).wrapping_sub(idx[l] as u64),
+                    ShuffleMode::Down => l as u64 + idx[l] as u64,
+                    ShuffleMode::QuadIndex if idx[l] < 4 => (l as u64 & !3) + idx[l] as u64,
+                    ShuffleMode::QuadIndex => u64::MAX,
+                };
+                if from < WARP_LANES as u64 && lane_on(mask, from as usize) {
+                    *o = s[from as usize];
+                }
+            }
+            regs[dst.0 as usize] = out;
+        }
+    }
+}
+
+/// The word at byte address `addr` (a multiple of 4: every host-shareable WGSL type is
+/// word-aligned), if it is inside `buf`.
+#[inline]
+fn word(buf: &[AtomicU32], addr: u64) -> Option<&AtomicU32> {
+    usize::try_from(addr / 4).ok().and_then(|w| buf.get(w))
+}
+
+/// Reads the word at byte address `addr`, or 0 when it is outside the buffer.
+#[inline]
 pub(crate) fn load_word(buf: &[AtomicU32], addr: u64) -> u32 {
-    usize::try_from(addr / 4)
-        .ok()
-        .and_then(|w| buf.get(w))
-        .map_or(0, |w| w.load(Ordering::Relaxed))
+    word(buf, addr).map_or(0, |w| w.load(Ordering::Relaxed))
+}
+
+/// Writes the word at byte address `addr`; dropped when it is outside the buffer.
+#[inline]
+pub(crate) fn store_word(buf: &[AtomicU32], addr: u64, v: u32) {
+    if let Some(w) = word(buf, addr) {
+        w.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Atomic read-modify-write of the word at `addr`; returns the old value, or 0 (and does
+/// nothing) when it is outside the buffer. WGSL atomics are relaxed.
+pub(crate) fn atomic_word(buf: &[AtomicU32], addr: u64, op: AtomicOp, v: u32) -> u32 {
+    let Some(w) = word(buf, addr) else {
+        return 0;
+    };
+    let o = Ordering::Relaxed;
+    match op {
+        AtomicOp::Add => w.fetch_add(v, o),
+        AtomicOp::Sub => w.fetch_sub(v, o),
+        AtomicOp::And => w.fetch_and(v, o),
+        AtomicOp::Or => w.fetch_or(v, o),
+        AtomicOp::Xor => w.fetch_xor(v, o),
+        AtomicOp::UMin => w.fetch_min(v, o),
+        AtomicOp::UMax => w.fetch_max(v, o),
+        AtomicOp::SMin => w
+            .fetch_update(o, o, |x| Some((x as i32).min(v as i32) as u32))
+            .unwrap_or_else(|x| x),
+        AtomicOp::SMax => w
+            .fetch_update(o, o, |x| Some((x as i32).max(v as i32) as u32))
+            .unwrap_or_else(|x| x),
+        AtomicOp::Exchange => w.swap(v, o),
+    }
+}
+
+/// Strong compare-exchange of the word at `addr`: `(old, exchanged)`; `(0, 0)` outside.
+pub(crate) fn compare_exchange_word(buf: &[AtomicU32], addr: u64, cmp: u32, v: u32) -> (u32, u32) {
+    let Some(w) = word(buf, addr) else {
+        return (0, 0);
+    };
+    match w.compare_exchange(cmp, v, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(old) => (old, 1),
+        Err(old) => (old, 0),
+    }
 }
 
 /// Quad derivatives of one register (T8). Lanes `4q..4q+4` are quad `q`:

@@ -231,16 +231,19 @@ fn conversions_saturate_and_bitcast() {
             I_EDGE[l] as u32
         }
     });
+    // WGSL clamps out-of-range values to the nearest integer f32 can represent.
+    let to_i32 = |x: f32| x.clamp(-2_147_483_648.0, 2_147_483_520.0) as i32;
+    let to_u32 = |x: f32| x.clamp(0.0, 4_294_967_040.0) as u32;
     for l in 0..16 {
         let x = F_EDGE[l];
-        assert_eq!(r.u(0, 0, l), (x as i32) as u32, "i32(x) lane {l}");
-        assert_eq!(r.u(0, 1, l), x as u32, "u32(x) lane {l}");
+        assert_eq!(r.u(0, 0, l), to_i32(x) as u32, "i32(x) lane {l}");
+        assert_eq!(r.u(0, 1, l), to_u32(x), "u32(x) lane {l}");
         assert_eq!(r.u(0, 2, l), (I_EDGE[l] as f32).to_bits());
         let b = (x != 0.0) as u32;
         assert_eq!(r.u(0, 3, l), x.to_bits() ^ b ^ (((x > 0.0) as u32) << 1));
     }
     assert_eq!(r.u(0, 0, 12), 0, "NaN -> 0");
-    assert_eq!(r.u(0, 0, 10), i32::MAX as u32, "inf saturates");
+    assert_eq!(r.u(0, 0, 10), 2_147_483_520, "inf clamps to 2^31 − 128");
 }
 
 #[test]

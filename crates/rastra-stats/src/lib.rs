@@ -59,6 +59,8 @@ counters! {
         clipping_primitives,
         /// Fragment shader invocations, helper lanes not included.
         fragment_shader_invocations,
+        /// Compute shader invocations.
+        compute_shader_invocations,
     }
     "input assembler" {
         /// Index or vertex-attribute reads outside their buffer, which returned zero.
@@ -127,6 +129,31 @@ counters! {
         depth_samples_written,
         /// Multisampled pixels resolved into single-sample targets.
         pixels_resolved,
+    }
+    "compute" {
+        /// Workgroups dispatched.
+        workgroups_dispatched,
+        /// Compute warps run (a workgroup is one or more warps).
+        compute_warps,
+    }
+    "shader cores" {
+        /// Warp instructions issued, all stages: arithmetic and logic.
+        instructions_alu,
+        /// Warp instructions issued: transcendental (exp, log, sin, sqrt, …).
+        instructions_transcendental,
+        /// Warp instructions issued: buffer and workgroup memory accesses and atomics.
+        instructions_memory,
+        /// Warp instructions issued: texture sampling and loads.
+        instructions_texture,
+        /// Warp instructions issued: control flow.
+        instructions_control,
+        /// Sum over issued instructions of their active lanes (lane utilisation is this over
+        /// issued instructions × warp width).
+        active_lane_slots,
+        /// Branches whose condition split a warp's active lanes.
+        divergent_branches,
+        /// Times a warp waited at a barrier for the rest of its workgroup.
+        barrier_waits,
     }
 }
 

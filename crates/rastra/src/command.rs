@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use rastra_shader::BindingKind;
+use rastra_shader::{BindingKind, Program};
 
 use crate::binding::BindGroup;
 use crate::error::{Error, validation};
@@ -121,6 +121,16 @@ pub(crate) enum Command {
         offset: u64,
         bytes_per_row: u32,
     },
+    BeginComputePass {
+        label: String,
+    },
+    SetComputePipeline(crate::compute::ComputePipeline),
+    Dispatch([u32; 3]),
+    DispatchIndirect {
+        buffer: Buffer,
+        offset: u64,
+    },
+    EndComputePass,
 }
 
 /// Recorded work, ready for [`Queue::submit`](crate::Queue::submit).
@@ -131,7 +141,7 @@ pub struct CommandBuffer {
 
 /// Records commands.
 pub struct CommandEncoder {
-    commands: Vec<Command>,
+    pub(crate) commands: Vec<Command>,
     error: Option<Error>,
 }
 
@@ -143,7 +153,7 @@ impl CommandEncoder {
         }
     }
 
-    fn fail(&mut self, e: Error) {
+    pub(crate) fn fail(&mut self, e: Error) {
         if self.error.is_none() {
             self.error = Some(e);
         }
@@ -739,10 +749,28 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
     if indexed && s.index.is_none() {
         return validation("draw_indexed without an index buffer");
     }
-    let programs = std::iter::once(&p.0.desc.vertex).chain(p.0.desc.fragment.as_ref());
+    let programs: Vec<&Program> = std::iter::once(&*p.0.desc.vertex)
+        .chain(p.0.desc.fragment.as_deref())
+        .collect();
+    let mut fixed: Vec<&BufferRange> = s.vertex_buffers.iter().flatten().collect();
+    if indexed {
+        fixed.extend(s.index.as_ref().map(|(r, _)| r));
+    }
+    validate_bindings(&programs, &s.bind_groups, &fixed)
+}
+
+/// Checks that every binding the programs use is present, of the right usage and large
+/// enough, and that a buffer a shader may write is bound nowhere else in the same draw or
+/// dispatch (`fixed` lists the draw's vertex and index buffer ranges).
+pub(crate) fn validate_bindings(
+    programs: &[&Program],
+    bind_groups: &[Option<BindGroup>],
+    fixed: &[&BufferRange],
+) -> Result<(), Error> {
+    let mut used: Vec<(&BufferRange, bool)> = fixed.iter().map(|r| (*r, false)).collect();
     for program in programs {
         for b in &program.bindings {
-            let Some(group) = &s.bind_groups[b.group as usize] else {
+            let Some(group) = &bind_groups[b.group as usize] else {
                 return validation(format!(
                     "`{}` needs @group({}), which is not set",
                     b.name, b.group
@@ -770,6 +798,26 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
                     "`{}` (@group({}) @binding({})) needs at least {} bytes; {} are bound",
                     b.name, b.group, b.binding, b.min_size, entry.range.size
                 ));
+            }
+            let writable = matches!(b.kind, BindingKind::Storage { read_only: false });
+            // The same binding seen by both stages is one use.
+            let same_binding = |r: &BufferRange| std::ptr::eq(r, &entry.range);
+            if !used.iter().any(|(r, _)| same_binding(r)) {
+                used.push((&entry.range, writable));
+            } else if writable {
+                for u in used.iter_mut().filter(|(r, _)| same_binding(r)) {
+                    u.1 = true;
+                }
+            }
+        }
+    }
+    for (i, (a, a_writes)) in used.iter().enumerate() {
+        for (b, b_writes) in &used[..i] {
+            if (*a_writes || *b_writes) && a.buffer.same(&b.buffer) {
+                return validation(
+                    "a buffer a shader may write is also bound another way in the same draw or \
+                     dispatch",
+                );
             }
         }
     }

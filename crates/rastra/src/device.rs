@@ -101,6 +101,14 @@ impl Device {
         RenderPipeline::new(desc)
     }
 
+    pub fn create_compute_pipeline(
+        &self,
+        desc: &crate::ComputePipelineDescriptor<'_>,
+    ) -> Result<crate::ComputePipeline, Error> {
+        self.alive()?;
+        crate::ComputePipeline::new(desc)
+    }
+
     pub fn create_bind_group(&self, desc: &BindGroupDescriptor<'_>) -> Result<BindGroup, Error> {
         self.alive()?;
         BindGroup::new(desc)

@@ -37,6 +37,9 @@ pub use command::{
     RenderPassColorAttachment, RenderPassDepthStencilAttachment, RenderPassDescriptor, StoreOp,
 };
 
+mod compute;
+pub use compute::{ComputePass, ComputePipeline, ComputePipelineDescriptor};
+
 mod processor;
 
 mod device;
@@ -48,5 +51,5 @@ pub use rastra_pipeline::state::{
     CompareFunction, CullMode, DepthStencilState, FrontFace, MultisampleState, PrimitiveState,
     PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
-pub use rastra_shader::CompileError;
+pub use rastra_shader::{CompileError, Stage as ShaderStage};
 pub use rastra_stats::{Counters, DrawStats, FrameStats};

@@ -18,6 +18,8 @@ pub struct VertexState<'a> {
     /// None picks the module's only vertex entry point.
     pub entry_point: Option<&'a str>,
     pub buffers: &'a [VertexBufferLayout],
+    /// Values of pipeline-overridable constants, by `@id` or name.
+    pub constants: &'a [(&'a str, f64)],
 }
 
 /// The fragment stage of a pipeline.
@@ -26,6 +28,8 @@ pub struct FragmentState<'a> {
     pub module: &'a ShaderModule,
     pub entry_point: Option<&'a str>,
     pub targets: &'a [Option<ColorTargetState>],
+    /// Values of pipeline-overridable constants, by `@id` or name.
+    pub constants: &'a [(&'a str, f64)],
 }
 
 /// Creation parameters of a render pipeline.
@@ -58,10 +62,11 @@ impl RenderPipeline {
                 desc.vertex.buffers.len()
             ));
         }
-        let vertex = desc
-            .vertex
-            .module
-            .program(desc.vertex.entry_point, Stage::Vertex)?;
+        let vertex = desc.vertex.module.program(
+            desc.vertex.entry_point,
+            Stage::Vertex,
+            desc.vertex.constants,
+        )?;
         let (fragment, targets) = match &desc.fragment {
             Some(f) => {
                 if f.targets.len() > MAX_COLOR_TARGETS {
@@ -71,7 +76,10 @@ impl RenderPipeline {
                     ));
                 }
                 (
-                    Some(f.module.program(f.entry_point, Stage::Fragment)?),
+                    Some(
+                        f.module
+                            .program(f.entry_point, Stage::Fragment, f.constants)?,
+                    ),
                     f.targets.to_vec(),
                 )
             }

@@ -13,6 +13,7 @@ use rastra_stats::{Counters, DrawStats, FrameStats};
 use crate::IndexFormat;
 use crate::binding::BindGroup;
 use crate::command::{BufferRange, Command, LoadOp, StoreOp};
+use crate::compute::ComputePipeline;
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
 
 /// State of the render pass being executed.
@@ -41,6 +42,7 @@ pub(crate) fn execute(
     stats: &mut FrameStats,
 ) -> Result<(), String> {
     let mut pass: Option<Pass<'_>> = None;
+    let mut compute: Option<ComputeState> = None;
     for (i, command) in commands.iter().enumerate() {
         match command {
             Command::BeginRenderPass {
@@ -121,8 +123,43 @@ pub(crate) fn execute(
             }
             Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
             Command::SetBindGroup(index, group) => {
-                pass_mut(&mut pass).bind_groups[*index as usize] = Some(group.clone())
+                let groups = match compute.as_mut() {
+                    Some(c) => &mut c.bind_groups,
+                    None => &mut pass_mut(&mut pass).bind_groups,
+                };
+                groups[*index as usize] = Some(group.clone());
             }
+            Command::BeginComputePass { label } => {
+                compute = Some(ComputeState {
+                    label: if label.is_empty() {
+                        format!("compute pass {i}")
+                    } else {
+                        label.clone()
+                    },
+                    dispatches: 0,
+                    pipeline: None,
+                    bind_groups: Default::default(),
+                });
+            }
+            Command::SetComputePipeline(p) => compute_mut(&mut compute).pipeline = Some(p.clone()),
+            Command::Dispatch(counts) => {
+                run_dispatch(compute_mut(&mut compute), *counts, budget, stats)?;
+            }
+            Command::DispatchIndirect { buffer, offset } => {
+                let mut bytes = [0u8; 12];
+                buffer.read_bytes(*offset, &mut bytes);
+                let counts: [u32; 3] = std::array::from_fn(|k| {
+                    u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap())
+                });
+                // WebGPU: an indirect dispatch over the per-dimension limit does nothing.
+                if counts
+                    .iter()
+                    .all(|&n| n <= crate::compute::MAX_WORKGROUPS_PER_DIMENSION)
+                {
+                    run_dispatch(compute_mut(&mut compute), counts, budget, stats)?;
+                }
+            }
+            Command::EndComputePass => compute = None,
             Command::SetVertexBuffer(slot, range) => {
                 let p = pass_mut(&mut pass);
                 if p.vertex_buffers.len() <= *slot as usize {
@@ -185,6 +222,60 @@ pub(crate) fn execute(
     Ok(())
 }
 
+/// State of the compute pass being executed.
+struct ComputeState {
+    label: String,
+    dispatches: usize,
+    pipeline: Option<ComputePipeline>,
+    bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+}
+
+fn compute_mut(compute: &mut Option<ComputeState>) -> &mut ComputeState {
+    compute
+        .as_mut()
+        .expect("the encoder only records compute commands inside a compute pass")
+}
+
+/// The word ranges a program's bindings name, in `Program::bindings` order. Offsets are
+/// multiples of 256 (validated); a trailing partial word is not addressable.
+fn binding_words<'g>(
+    program: &rastra_shader::Program,
+    groups: &'g [Option<BindGroup>],
+) -> Vec<&'g [std::sync::atomic::AtomicU32]> {
+    program
+        .bindings
+        .iter()
+        .map(|b| {
+            let group = groups[b.group as usize].as_ref().expect("validated");
+            let r = &group.entry(b.binding).expect("validated").range;
+            let first = (r.offset / 4) as usize;
+            &r.buffer.words()[first..first + (r.size / 4) as usize]
+        })
+        .collect()
+}
+
+fn run_dispatch(
+    c: &mut ComputeState,
+    counts: [u32; 3],
+    budget: &mut u64,
+    stats: &mut FrameStats,
+) -> Result<(), String> {
+    let pipeline = c.pipeline.clone().expect("validated at record time");
+    let resources = binding_words(&pipeline.0, &c.bind_groups);
+    let mut counters = Counters::default();
+    rastra_pipeline::compute::dispatch(&pipeline.0, counts, &resources, budget, &mut counters)
+        .map_err(|e| e.to_string())?;
+    stats.draws.push(DrawStats {
+        label: format!(
+            "{} dispatch {}: {}×{}×{}",
+            c.label, c.dispatches, counts[0], counts[1], counts[2]
+        ),
+        counters,
+    });
+    c.dispatches += 1;
+    Ok(())
+}
+
 fn pass_mut<'a, 'g>(pass: &'a mut Option<Pass<'g>>) -> &'a mut Pass<'g> {
     pass.as_mut()
         .expect("the encoder only records pass commands inside a pass")
@@ -199,48 +290,23 @@ fn run_draw(
 ) -> Result<(), String> {
     let pipeline = p.pipeline.clone().expect("validated at record time");
     let linked = &pipeline.0;
-    // Every range the draw reads: vertex buffers, the index buffer, then the shaders'
-    // bindings in `Program::bindings` order (vertex shader first).
-    let mut ranges: Vec<&BufferRange> = (0..linked.desc.vertex_buffers.len())
-        .map(|s| p.vertex_buffers[s].as_ref().expect("validated"))
-        .collect();
-    let n_vertex_buffers = ranges.len();
-    if let Some((r, _)) = &p.index {
-        ranges.push(r);
-    }
-    let programs = std::iter::once(&*linked.desc.vertex).chain(linked.desc.fragment.as_deref());
-    for program in programs {
-        for b in &program.bindings {
-            let group = p.bind_groups[b.group as usize].as_ref().expect("validated");
-            ranges.push(&group.entry(b.binding).expect("validated").range);
-        }
-    }
-    fn slice<'r>(r: &'r BufferRange) -> BufferSlice<'r> {
+    fn slice(r: &BufferRange) -> BufferSlice<'_> {
         BufferSlice {
             words: r.buffer.words(),
             offset: r.offset,
             size: r.size,
         }
     }
-    let vertex_buffers: Vec<BufferSlice<'_>> = ranges[..n_vertex_buffers]
-        .iter()
-        .map(|r| slice(r))
+    let vertex_buffers: Vec<BufferSlice<'_>> = (0..linked.desc.vertex_buffers.len())
+        .map(|s| slice(p.vertex_buffers[s].as_ref().expect("validated")))
         .collect();
-    let mut rest = &ranges[n_vertex_buffers..];
-    let index_buffer = p.index.as_ref().map(|(_, format)| {
-        let r = rest[0];
-        rest = &rest[1..];
-        (slice(r), *format)
-    });
-    // Shader bindings see whole words: offsets are multiples of 256 (validated) and a
-    // trailing partial word is not addressable.
-    fn words<'r>(r: &&'r BufferRange) -> &'r [std::sync::atomic::AtomicU32] {
-        let first = (r.offset / 4) as usize;
-        &r.buffer.words()[first..first + (r.size / 4) as usize]
-    }
-    let n_vs = linked.desc.vertex.bindings.len();
-    let vertex_resources = rest[..n_vs].iter().map(words).collect();
-    let fragment_resources = rest[n_vs..].iter().map(words).collect();
+    let index_buffer = p.index.as_ref().map(|(r, format)| (slice(r), *format));
+    let vertex_resources = binding_words(&linked.desc.vertex, &p.bind_groups);
+    let fragment_resources = linked
+        .desc
+        .fragment
+        .as_deref()
+        .map_or_else(Vec::new, |fs| binding_words(fs, &p.bind_groups));
 
     let call = DrawCall {
         pipeline: linked,

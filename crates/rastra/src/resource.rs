@@ -23,6 +23,8 @@ macro_rules! usage_flags {
         pub struct $name(pub u32);
         impl $name {
             $(pub const $flag: $name = $name($bit);)+
+            /// No flags.
+            pub const fn empty() -> $name { $name(0) }
             /// Whether every flag of `other` is set.
             pub fn contains(self, other: $name) -> bool { self.0 & other.0 == other.0 }
         }

@@ -1,5 +1,6 @@
-//! Shader modules: WGSL compiled by naga and kept for lowering each entry point to the
-//! shader cores' IR when a pipeline uses it.
+//! Shader modules: WGSL, GLSL or SPIR-V compiled by naga and kept for lowering each entry
+//! point to the shader cores' IR — with its pipeline-overridable constants — when a pipeline
+//! uses it.
 
 use std::sync::Arc;
 
@@ -7,10 +8,17 @@ use rastra_shader::{Program, Stage};
 
 use crate::error::Error;
 
-/// Shader source text.
+/// Shader source.
 #[derive(Clone, Debug)]
 pub enum ShaderSource<'a> {
     Wgsl(&'a str),
+    /// GLSL for one stage (vertex, fragment or compute).
+    Glsl {
+        source: &'a str,
+        stage: Stage,
+    },
+    /// A SPIR-V binary (little-endian words as bytes).
+    SpirV(&'a [u8]),
 }
 
 /// Creation parameters of a shader module.
@@ -32,14 +40,24 @@ impl std::fmt::Debug for ShaderModule {
 
 impl ShaderModule {
     pub(crate) fn new(desc: &ShaderModuleDescriptor<'_>) -> Result<ShaderModule, Error> {
-        let ShaderSource::Wgsl(source) = desc.source;
-        Ok(ShaderModule(Arc::new(
-            rastra_shader::ShaderModule::from_wgsl(source)?,
-        )))
+        let module = match desc.source {
+            ShaderSource::Wgsl(source) => rastra_shader::ShaderModule::from_wgsl(source)?,
+            ShaderSource::Glsl { source, stage } => {
+                rastra_shader::ShaderModule::from_glsl(source, stage)?
+            }
+            ShaderSource::SpirV(bytes) => rastra_shader::ShaderModule::from_spirv(bytes)?,
+        };
+        Ok(ShaderModule(Arc::new(module)))
     }
 
-    /// Lowers an entry point (the only one of its stage when `entry` is None).
-    pub(crate) fn program(&self, entry: Option<&str>, stage: Stage) -> Result<Arc<Program>, Error> {
+    /// Lowers an entry point (the only one of its stage when `entry` is None) with its
+    /// pipeline-overridable constants (by `@id` or name).
+    pub(crate) fn program(
+        &self,
+        entry: Option<&str>,
+        stage: Stage,
+        constants: &[(&str, f64)],
+    ) -> Result<Arc<Program>, Error> {
         let name = match entry {
             Some(name) => name.to_string(),
             None => {
@@ -65,6 +83,10 @@ impl ShaderModule {
                 }
             }
         };
-        Ok(Arc::new(self.0.program(&name, stage)?))
+        let constants: Vec<(String, f64)> =
+            constants.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        Ok(Arc::new(
+            self.0.program_with_overrides(&name, stage, &constants)?,
+        ))
     }
 }

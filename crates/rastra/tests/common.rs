@@ -55,6 +55,7 @@ pub fn pipeline(
             module,
             entry_point: None,
             buffers,
+            constants: &[],
         },
         primitive: PrimitiveState::default(),
         depth_stencil: None,
@@ -63,6 +64,7 @@ pub fn pipeline(
             module,
             entry_point: None,
             targets: &[Some(color_target(format))],
+            constants: &[],
         }),
     })
 }

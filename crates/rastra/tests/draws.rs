@@ -102,6 +102,7 @@ impl Setup {
                     module: &self.module,
                     entry_point: Some("vs"),
                     buffers: &[layout()],
+                    constants: &[],
                 },
                 primitive: PrimitiveState::default(),
                 depth_stencil: depth,
@@ -117,6 +118,7 @@ impl Setup {
                         blend,
                         write_mask: ColorWrites::ALL,
                     })],
+                    constants: &[],
                 }),
             })
             .unwrap()
@@ -276,6 +278,7 @@ fn instancing_with_base_vertex_and_first_instance() {
                 module: &s.module,
                 entry_point: Some("vs_instanced"),
                 buffers: &[layout(), offsets],
+                constants: &[],
             },
             primitive: PrimitiveState {
                 topology: PrimitiveTopology::TriangleStrip,
@@ -287,6 +290,7 @@ fn instancing_with_base_vertex_and_first_instance() {
                 module: &s.module,
                 entry_point: Some("fs"),
                 targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
+                constants: &[],
             }),
         })
         .unwrap();

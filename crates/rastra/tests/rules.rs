@@ -79,6 +79,7 @@ impl Fixture {
                     module: &self.module,
                     entry_point: Some("vs"),
                     buffers: &[layout()],
+                    constants: &[],
                 },
                 primitive,
                 depth_stencil: depth,
@@ -87,6 +88,7 @@ impl Fixture {
                     module: &self.module,
                     entry_point: Some(fs),
                     targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
+                    constants: &[],
                 }),
             })
             .unwrap()

@@ -33,6 +33,7 @@ struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec3<f32> }
                 module: &module,
                 entry_point: None,
                 buffers: &[],
+                constants: &[],
             },
             primitive: PrimitiveState::default(),
             depth_stencil: None,
@@ -45,6 +46,7 @@ struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec3<f32> }
                     blend: None,
                     write_mask: ColorWrites::ALL,
                 })],
+                constants: &[],
             }),
         })
         .unwrap();

@@ -305,6 +305,7 @@ fn unsupported_features_say_so() {
                 module: &m,
                 entry_point: None,
                 buffers: &[layout],
+                constants: &[],
             },
             primitive: PrimitiveState {
                 topology: PrimitiveTopology::LineList,
@@ -316,6 +317,7 @@ fn unsupported_features_say_so() {
                 module: &m,
                 entry_point: None,
                 targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
+                constants: &[],
             }),
         })
         .unwrap_err();

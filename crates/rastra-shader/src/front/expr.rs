@@ -9,8 +9,8 @@ use naga::{
 };
 
 use super::types::{self, Kind, unsupported};
-use super::{Lowerer, Place, Ptr, R, Scope, TySource, Value, internal};
-use crate::ir::{BinOp, DerivAxis, Inst, Reg, TerOp, UnOp};
+use super::{Lowerer, MAX_WORKGROUP_BYTES, Place, Ptr, R, Scope, TySource, Value, internal};
+use crate::ir::{BinOp, DerivAxis, Inst, Mem, Reg, TerOp, UnOp};
 
 /// An index into a composite.
 #[derive(Clone, Copy)]
@@ -244,22 +244,21 @@ impl<'m> Lowerer<'m> {
                 let TypeInner::Array { stride, .. } = module.types[base].inner else {
                     return internal("arrayLength of a non-array");
                 };
-                let (Place::Buffer { slot }, None) = (ptr.place, ptr.dynoff) else {
+                let (Place::Mem(Mem::Buffer(slot)), None) = (ptr.place, ptr.dynoff) else {
                     return internal("arrayLength of a non-buffer array");
                 };
                 let n = self.array_len(slot, ptr.off, stride)?;
                 Value::Regs { first: n, words: 1 }
             }
             Expression::CallResult(_) => return internal("call result used before its call"),
-            Expression::AtomicResult { .. } => return unsupported("atomics"),
-            Expression::WorkGroupUniformLoadResult { .. } => {
-                return unsupported("workgroupUniformLoad");
+            Expression::AtomicResult { .. } | Expression::WorkGroupUniformLoadResult { .. } => {
+                return internal("statement result used before its statement");
             }
             Expression::RayQueryVertexPositions { .. }
             | Expression::RayQueryProceedResult
             | Expression::RayQueryGetIntersection { .. } => return unsupported("ray tracing"),
             Expression::SubgroupBallotResult | Expression::SubgroupOperationResult { .. } => {
-                return unsupported("subgroup operations");
+                return internal("subgroup result used before its statement");
             }
             Expression::CooperativeLoad { .. } | Expression::CooperativeMultiplyAdd { .. } => {
                 return unsupported("cooperative matrices");
@@ -376,7 +375,7 @@ impl<'m> Lowerer<'m> {
             naga::AddressSpace::Uniform | naga::AddressSpace::Storage { .. } => {
                 match self.slots.iter().position(|(h, _)| *h == g) {
                     Some(slot) => Ok(Value::Ptr(Ptr {
-                        place: Place::Buffer { slot: slot as u32 },
+                        place: Place::Mem(Mem::Buffer(slot as u32)),
                         off: 0,
                         dynoff: None,
                     })),
@@ -384,7 +383,30 @@ impl<'m> Lowerer<'m> {
                 }
             }
             naga::AddressSpace::Handle => Ok(Value::Opaque("textures and samplers")),
-            naga::AddressSpace::WorkGroup => unsupported("workgroup variables"),
+            naga::AddressSpace::WorkGroup => {
+                let base = match self.workgroup_vars.get(&g) {
+                    Some(&b) => b,
+                    None => {
+                        let words = types::words(self.module, &self.module.types[gv.ty].inner)?;
+                        let b = self.workgroup_bytes;
+                        self.workgroup_bytes = words
+                            .checked_mul(4)
+                            .and_then(|n| b.checked_add(n))
+                            .filter(|&t| t <= MAX_WORKGROUP_BYTES)
+                            .map_or_else(
+                                || unsupported("more than 1 MiB of workgroup memory"),
+                                Ok,
+                            )?;
+                        self.workgroup_vars.insert(g, b);
+                        b
+                    }
+                };
+                Ok(Value::Ptr(Ptr {
+                    place: Place::Mem(Mem::Workgroup),
+                    off: base,
+                    dynoff: None,
+                }))
+            }
             naga::AddressSpace::Immediate => unsupported("immediate data"),
             _ => unsupported("mesh/task/ray payload variables"),
         }
@@ -446,19 +468,25 @@ impl<'m> Lowerer<'m> {
         let agg = self.agg(self.ty(scope, base))?;
         match self.get(scope, base)? {
             Value::Ptr(p) => {
-                let in_regs = matches!(p.place, Place::Regs { .. });
-                // (element size in registers or bytes, element count, struct member offset)
+                // Units: registers for variables in registers, bytes in memory. Buffers use
+                // naga's host-shareable layout; workgroup memory packs one word per scalar
+                // in register order (4 bytes per register).
+                let (host, unit) = match p.place {
+                    Place::Regs { .. } => (false, 1),
+                    Place::Mem(Mem::Workgroup) => (false, 4),
+                    Place::Mem(Mem::Buffer(_)) => (true, 4),
+                };
                 let (elem, count) = match agg {
-                    Agg::Vector(n) => (if in_regs { 1 } else { 4 }, Some(n)),
+                    Agg::Vector(n) => (unit, Some(n)),
                     Agg::Matrix {
                         columns,
                         rows,
                         scalar,
                     } => (
-                        if in_regs {
-                            rows as u32
-                        } else {
+                        if host {
                             types::column_stride(rows, scalar)
+                        } else {
+                            rows as u32 * unit
                         },
                         Some(columns),
                     ),
@@ -467,10 +495,10 @@ impl<'m> Lowerer<'m> {
                         count,
                         stride,
                     } => (
-                        if in_regs {
-                            types::words(module, &module.types[elem].inner)?
-                        } else {
+                        if host {
                             stride
+                        } else {
+                            types::words(module, &module.types[elem].inner)? * unit
                         },
                         count,
                     ),
@@ -478,10 +506,10 @@ impl<'m> Lowerer<'m> {
                         let Idx::Static(i) = idx else {
                             return internal("dynamic struct index");
                         };
-                        let off = if in_regs {
-                            types::member_word_offset(module, members, i as usize)?
-                        } else {
+                        let off = if host {
                             members[i as usize].offset
+                        } else {
+                            types::member_word_offset(module, members, i as usize)? * unit
                         };
                         return Ok(Value::Ptr(Ptr {
                             off: p.off + off,
@@ -498,7 +526,7 @@ impl<'m> Lowerer<'m> {
                         let i = self.reg1(scope, ih)?;
                         let count = match (count, p.place) {
                             (Some(n), _) => self.konst(n)?,
-                            (None, Place::Buffer { slot }) if p.dynoff.is_none() => {
+                            (None, Place::Mem(Mem::Buffer(slot))) if p.dynoff.is_none() => {
                                 self.array_len(slot, p.off, elem)?
                             }
                             _ => return unsupported("runtime-sized array outside a buffer"),
@@ -566,7 +594,7 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    fn load(
+    pub(super) fn load(
         &mut self,
         scope: &mut Scope<'m>,
         h: Handle<Expression>,
@@ -595,17 +623,17 @@ impl<'m> Lowerer<'m> {
                     self.emit(inst);
                 }
             }
-            Place::Buffer { slot } => {
+            Place::Mem(mem) => {
                 let mut leaves = std::mem::take(&mut self.scratch);
                 leaves.clear();
-                let r = types::buffer_leaves(self.module, ty, 0, &mut leaves);
+                let r = self.mem_leaves(mem, ty, &mut leaves);
                 if r.is_ok() && leaves.len() as u32 != words {
-                    return internal("buffer layout does not match register layout");
+                    return internal("memory layout does not match register layout");
                 }
                 for (k, &leaf) in leaves.iter().enumerate() {
-                    self.emit(Inst::LoadBuffer {
+                    self.emit(Inst::Load {
                         dst: dst.offset(k as u32),
-                        slot,
+                        mem,
                         offset: p.dynoff,
                         add: p.off + leaf,
                     });
@@ -615,6 +643,18 @@ impl<'m> Lowerer<'m> {
             }
         }
         Ok(Value::Regs { first: dst, words })
+    }
+
+    /// Byte offsets, in register order, of every scalar of a value of type `ty` in `mem`.
+    pub(super) fn mem_leaves(&self, mem: Mem, ty: &TypeInner, out: &mut Vec<u32>) -> R<()> {
+        match mem {
+            Mem::Buffer(_) => types::buffer_leaves(self.module, ty, 0, out),
+            Mem::Workgroup => {
+                let words = types::words(self.module, ty)?;
+                out.extend((0..words).map(|k| 4 * k));
+                Ok(())
+            }
+        }
     }
 
     fn binary(

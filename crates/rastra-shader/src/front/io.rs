@@ -6,7 +6,7 @@ use naga::{AddressSpace, ArraySize, Binding, TypeInner};
 
 use super::types::{self, unsupported};
 use super::{Lowerer, R, Scope, TySource, Value};
-use crate::ir::{Node, Reg};
+use crate::ir::{Inst, Node, Reg};
 use crate::{
     BindingKind, BindingVar, Builtin, EarlyDepthTest, Interpolation, IoBinding, IoType, IoVar,
     Program, Sampling, ScalarKind, Stage,
@@ -36,6 +36,9 @@ pub(crate) fn lower_entry_point(
             result: None,
         }),
         privates: Default::default(),
+        workgroup_vars: Default::default(),
+        workgroup_bytes: 0,
+        entry_code: Vec::new(),
         slots,
         uses_derivatives: false,
         uses_discard: false,
@@ -48,7 +51,14 @@ pub(crate) fn lower_entry_point(
     for arg in &ep.function.arguments {
         let words = types::words(module, &module.types[arg.ty].inner)?;
         let first = lw.alloc(words)?;
-        flatten(module, arg.ty, arg.binding.as_ref(), first, &mut inputs)?;
+        flatten(
+            module,
+            arg.ty,
+            arg.binding.as_ref(),
+            first,
+            &mut inputs,
+            &mut lw.entry_code,
+        )?;
         args.push(Value::Regs { first, words });
     }
     let mut outputs = Vec::new();
@@ -56,15 +66,28 @@ pub(crate) fn lower_entry_point(
         Some(ref res) => {
             let words = types::words(module, &module.types[res.ty].inner)?;
             let first = lw.alloc(words)?;
-            flatten(module, res.ty, res.binding.as_ref(), first, &mut outputs)?;
+            flatten(
+                module,
+                res.ty,
+                res.binding.as_ref(),
+                first,
+                &mut outputs,
+                &mut Vec::new(),
+            )?;
             Some((first, words))
         }
         None => None,
     };
 
     let body = lw.nested(|lw| lw.function(&ep.function, finfo, args, result))?;
-    let mut code = std::mem::take(&mut lw.global_code);
+    let mut code = std::mem::take(&mut lw.entry_code);
+    code.append(&mut lw.global_code);
     code.push(Node::Region(body));
+    let invocations = ep.workgroup_size.iter().fold(1u64, |a, &s| a * s as u64);
+    if stage == Stage::Compute && invocations > crate::MAX_WORKGROUP_INVOCATIONS as u64 {
+        return unsupported("workgroups of more than 1024 invocations");
+    }
+    let simt = crate::simt::Code::new(&code);
     let writes_depth = outputs
         .iter()
         .any(|o: &IoVar| o.binding == IoBinding::Builtin(Builtin::FragDepth));
@@ -82,8 +105,10 @@ pub(crate) fn lower_entry_point(
             naga::EarlyDepthTest::Allow { .. } => EarlyDepthTest::Conservative,
         }),
         workgroup_size: ep.workgroup_size,
+        workgroup_memory: lw.workgroup_bytes,
         num_regs: lw.next_reg.max(1),
         code,
+        simt,
     })
 }
 
@@ -151,15 +176,38 @@ fn flatten(
     binding: Option<&Binding>,
     first: Reg,
     out: &mut Vec<IoVar>,
+    computed: &mut Vec<Node>,
 ) -> R<()> {
     let inner = &module.types[ty].inner;
+    // Builtins the shader core knows itself: computed at program start, not inputs.
+    match binding {
+        Some(Binding::BuiltIn(naga::BuiltIn::SubgroupSize)) => {
+            computed.push(Node::Inst(Inst::Const {
+                dst: first,
+                value: crate::WARP_LANES as u32,
+            }));
+            return Ok(());
+        }
+        Some(Binding::BuiltIn(naga::BuiltIn::SubgroupInvocationId)) => {
+            computed.push(Node::Inst(Inst::LaneId { dst: first }));
+            return Ok(());
+        }
+        _ => {}
+    }
     let Some(binding) = binding else {
         let TypeInner::Struct { ref members, .. } = *inner else {
             return unsupported("entry-point value without a binding");
         };
         for (i, m) in members.iter().enumerate() {
             let off = types::member_word_offset(module, members, i)?;
-            flatten(module, m.ty, m.binding.as_ref(), first.offset(off), out)?;
+            flatten(
+                module,
+                m.ty,
+                m.binding.as_ref(),
+                first.offset(off),
+                out,
+                computed,
+            )?;
         }
         return Ok(());
     };
@@ -236,6 +284,8 @@ fn builtin(b: naga::BuiltIn) -> R<Builtin> {
         B::GlobalInvocationId => Builtin::GlobalInvocationId,
         B::WorkGroupId => Builtin::WorkGroupId,
         B::NumWorkGroups => Builtin::NumWorkGroups,
+        B::SubgroupId => Builtin::SubgroupId,
+        B::NumSubgroups => Builtin::NumSubgroups,
         other => {
             return Err(crate::CompileError::Unsupported(format!(
                 "builtin {other:?}"

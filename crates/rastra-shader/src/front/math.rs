@@ -372,16 +372,18 @@ impl<'m> Lowerer<'m> {
         self.regs_value(&[r])
     }
 
-    /// WGSL packNxMsnorm/unorm: `round(clamp(x, lo, 1) · scale)` per component, packed.
+    /// WGSL packNxMsnorm/unorm: `⌊0.5 + clamp(x, lo, 1) · scale⌋` per component, packed.
     fn pack_norm(&mut self, x: &[Reg], lo: f32, scale: f32, bits: u32, signed: bool) -> R<Value> {
         let lo = self.konst(lo.to_bits())?;
         let hi = self.konst(1.0f32.to_bits())?;
         let sc = self.konst(scale.to_bits())?;
+        let half = self.konst(0.5f32.to_bits())?;
         let mut q = Vec::with_capacity(x.len());
         for &v in x {
             let c = self.ter(TerOp::FClamp, v, lo, hi)?;
             let s = self.bin(BinOp::FMul, c, sc)?;
-            let r = self.un(UnOp::FRound, s)?;
+            let h = self.bin(BinOp::FAdd, s, half)?;
+            let r = self.un(UnOp::FFloor, h)?;
             q.push(self.un(if signed { UnOp::F2I } else { UnOp::F2U }, r)?);
         }
         self.pack_bits(&q, bits)

@@ -2,26 +2,37 @@
 //! ATTILA unified shaders).
 //!
 //! Split by concern: [`types`] (register and memory layout), `expr` (expressions, pointers,
-//! buffer loads), `math` (builtin functions, lowered to scalar ops), `stmt` (statements,
-//! structured control flow, call inlining), `io` (entry-point interface and bindings).
+//! buffer and workgroup loads), `math` (builtin functions, lowered to scalar ops), `stmt`
+//! (statements, structured control flow, call inlining, stores, atomics, barriers),
+//! `subgroup` (subgroup and quad operations), `io` (entry-point interface and bindings).
 //!
 //! Every function call is inlined into a [`Node::Region`]; each inlined instance gets fresh
 //! registers. A function's expressions that no `Emit` covers (literals, constants, arguments,
 //! variables, constant-folded composites) are lowered in a prologue at the top of its region;
 //! module-scope constants, overrides and private variables are lowered once into a program
 //! prologue.
+//!
+//! A second front end (rastra's own SPIR-V reader for the geometry and tessellation stages
+//! naga lacks) feeds the same IR: it must produce a [`crate::Program`] whose `code` keeps the
+//! IR invariants in [`crate::ir`] (structured control flow only — SPIR-V's merge/continue
+//! blocks map to `If`/`Loop`/`Switch`; every call inlined into a `Region`; registers
+//! allocated densely, inputs then outputs first), describe its interface with `IoVar`s and
+//! `BindingVar`s, address memory through `Mem` (byte offsets in WGSL/std430 layout for
+//! buffers, one word per scalar for workgroup memory), and then lay the code out with
+//! `simt::Code::new` (the only derived field). Nothing below this module depends on naga.
 
 mod expr;
 mod io;
 mod math;
 mod stmt;
+mod subgroup;
 mod types;
 
 use std::collections::HashMap;
 
 use naga::{Expression, Handle};
 
-use crate::ir::{BinOp, Block, Inst, Node, Reg, TerOp, UnOp};
+use crate::ir::{BinOp, Block, Inst, Mem, Node, Reg, TerOp, UnOp};
 use crate::{BindingVar, CompileError};
 
 pub(crate) use io::lower_entry_point;
@@ -44,8 +55,9 @@ enum Value {
 enum Place {
     /// A variable in registers `base..base + len`. Offsets count registers.
     Regs { base: Reg, len: u32 },
-    /// A buffer binding. Offsets count bytes.
-    Buffer { slot: u32 },
+    /// Memory: a buffer binding (WGSL host-shareable layout) or workgroup memory (one word
+    /// per scalar, register order). Offsets count bytes.
+    Mem(Mem),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +97,13 @@ struct Lowerer<'m> {
     global_code: Block,
     global_scope: Option<Scope<'m>>,
     privates: HashMap<Handle<naga::GlobalVariable>, Ptr>,
+    /// Byte offsets of the workgroup variables placed so far in workgroup memory.
+    workgroup_vars: HashMap<Handle<naga::GlobalVariable>, u32>,
+    /// Bytes of workgroup memory allocated.
+    workgroup_bytes: u32,
+    /// Code run once at program start: builtins computed rather than supplied by the
+    /// pipeline (`subgroup_size`, `subgroup_invocation_id`).
+    entry_code: Block,
     /// Buffer globals in slot order.
     slots: Vec<(Handle<naga::GlobalVariable>, BindingVar)>,
     uses_derivatives: bool,
@@ -100,6 +119,9 @@ const MAX_INLINED_CALLS: u32 = 1 << 16;
 
 /// Most registers one program may use (a warp's register file is 64 bytes per register).
 const MAX_REGISTERS: u32 = 1 << 18;
+
+/// Most bytes of workgroup memory one program may use (WebGPU's limit is 16 KiB).
+const MAX_WORKGROUP_BYTES: u32 = 1 << 20;
 
 type R<T> = Result<T, CompileError>;
 

@@ -3,11 +3,11 @@
 //! function call into a region (T3 shader units: the structured control flow a SIMT core turns
 //! into execution masks).
 
-use naga::{Expression, Statement};
+use naga::{Expression, Handle, Statement, TypeInner};
 
-use super::types::{self, unsupported};
+use super::types::{self, Kind, unsupported};
 use super::{Lowerer, Place, Ptr, R, Scope, TySource, Value, internal};
-use crate::ir::{Case, Inst, Node, Reg};
+use crate::ir::{AtomicOp, Case, Inst, Node, Reg};
 
 impl<'m> Lowerer<'m> {
     /// Lowers one function instance (prologue + body) into the current block. `args` are the
@@ -181,7 +181,8 @@ impl<'m> Lowerer<'m> {
             Statement::Store { pointer, value } => {
                 let ptr = self.ptr(scope, pointer)?;
                 let (src, words) = self.regs(scope, value)?;
-                self.store(ptr, src, words)?;
+                let ty = self.ty(scope, value);
+                self.store(ptr, ty, src, words)?;
             }
             Statement::Call {
                 function,
@@ -214,31 +215,72 @@ impl<'m> Lowerer<'m> {
                     scope.values[h.index()] = Value::Regs { first, words };
                 }
             }
-            Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => {
-                return unsupported("barriers");
+            // A workgroup's warps run on one thread, so memory barriers order nothing more;
+            // a subgroup is a warp, which runs in lockstep.
+            Statement::ControlBarrier(b) => {
+                if b.intersects(
+                    naga::Barrier::WORK_GROUP | naga::Barrier::STORAGE | naga::Barrier::TEXTURE,
+                ) {
+                    self.emit(Inst::Barrier);
+                }
             }
+            Statement::MemoryBarrier(_) => {}
             Statement::ImageStore { .. } => return unsupported("storage texture writes"),
-            Statement::Atomic { .. } | Statement::ImageAtomic { .. } => {
-                return unsupported("atomics");
-            }
-            Statement::WorkGroupUniformLoad { .. } => {
-                return unsupported("workgroupUniformLoad");
+            Statement::ImageAtomic { .. } => return unsupported("texture atomics"),
+            Statement::Atomic {
+                pointer,
+                ref fun,
+                value,
+                result,
+            } => self.atomic(scope, pointer, fun, value, result)?,
+            Statement::WorkGroupUniformLoad { pointer, result } => {
+                // WGSL: a workgroup barrier, the load, and another barrier (so no invocation
+                // overwrites the value before every invocation has read it).
+                self.emit(Inst::Barrier);
+                let v = self.load(scope, result, pointer)?;
+                scope.values[result.index()] = v;
+                self.emit(Inst::Barrier);
             }
             Statement::RayQuery { .. } | Statement::RayPipelineFunction(_) => {
                 return unsupported("ray tracing");
             }
-            Statement::SubgroupBallot { .. }
-            | Statement::SubgroupGather { .. }
-            | Statement::SubgroupCollectiveOperation { .. } => {
-                return unsupported("subgroup operations");
+            Statement::SubgroupBallot { result, predicate } => {
+                let pred = match predicate {
+                    Some(p) => self.reg1(scope, p)?,
+                    None => self.konst(1)?,
+                };
+                let dst = self.alloc(4)?;
+                self.emit(Inst::Ballot { dst, pred });
+                scope.values[result.index()] = Value::Regs {
+                    first: dst,
+                    words: 4,
+                };
+            }
+            Statement::SubgroupGather {
+                mode,
+                argument,
+                result,
+            } => {
+                let v = self.subgroup_gather(scope, mode, argument)?;
+                scope.values[result.index()] = v;
+            }
+            Statement::SubgroupCollectiveOperation {
+                op,
+                collective_op,
+                argument,
+                result,
+            } => {
+                let v = self.subgroup_collective(scope, op, collective_op, argument)?;
+                scope.values[result.index()] = v;
             }
             Statement::CooperativeStore { .. } => return unsupported("cooperative matrices"),
         }
         Ok(())
     }
 
-    /// Stores `words` registers from `src` through `ptr`, on active lanes only.
-    pub(super) fn store(&mut self, ptr: Ptr, src: Reg, words: u32) -> R<()> {
+    /// Stores `words` registers of a `ty` value from `src` through `ptr`, on active lanes only
+    /// (and, in memory, only for lanes allowed side effects).
+    pub(super) fn store(&mut self, ptr: Ptr, ty: &TypeInner, src: Reg, words: u32) -> R<()> {
         match ptr.place {
             Place::Regs { base, len } => {
                 for k in 0..words {
@@ -259,8 +301,94 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
-            Place::Buffer { .. } => unsupported("storage buffer writes"),
+            Place::Mem(mem) => {
+                let mut leaves = std::mem::take(&mut self.scratch);
+                leaves.clear();
+                let r = self.mem_leaves(mem, ty, &mut leaves);
+                if r.is_ok() && leaves.len() as u32 != words {
+                    return internal("memory layout does not match register layout");
+                }
+                for (k, &leaf) in leaves.iter().enumerate() {
+                    self.emit(Inst::StoreMem {
+                        mem,
+                        offset: ptr.dynoff,
+                        add: ptr.off + leaf,
+                        src: src.offset(k as u32),
+                    });
+                }
+                self.scratch = leaves;
+                r
+            }
         }
+    }
+
+    /// `atomicAdd` … `atomicCompareExchangeWeak` (naga `Statement::Atomic`).
+    fn atomic(
+        &mut self,
+        scope: &mut Scope<'m>,
+        pointer: Handle<Expression>,
+        fun: &naga::AtomicFunction,
+        value: Handle<Expression>,
+        result: Option<Handle<Expression>>,
+    ) -> R<()> {
+        use naga::AtomicFunction as F;
+        let ptr = self.ptr(scope, pointer)?;
+        let Place::Mem(mem) = ptr.place else {
+            return internal("atomic outside memory");
+        };
+        let k = types::kind(self.ty(scope, value))?;
+        if k == Kind::F {
+            return unsupported("f32 atomics");
+        }
+        let v = self.reg1(scope, value)?;
+        let signed = k == Kind::S;
+        let op = match *fun {
+            F::Add => AtomicOp::Add,
+            F::Subtract => AtomicOp::Sub,
+            F::And => AtomicOp::And,
+            F::InclusiveOr => AtomicOp::Or,
+            F::ExclusiveOr => AtomicOp::Xor,
+            F::Min if signed => AtomicOp::SMin,
+            F::Min => AtomicOp::UMin,
+            F::Max if signed => AtomicOp::SMax,
+            F::Max => AtomicOp::UMax,
+            F::Exchange { compare: None } => AtomicOp::Exchange,
+            F::Exchange { compare: Some(cmp) } => {
+                let compare = self.reg1(scope, cmp)?;
+                let dst = self.alloc(2)?;
+                self.emit(Inst::CompareExchange {
+                    mem,
+                    offset: ptr.dynoff,
+                    add: ptr.off,
+                    dst,
+                    compare,
+                    value: v,
+                });
+                if let Some(h) = result {
+                    scope.values[h.index()] = Value::Regs {
+                        first: dst,
+                        words: 2,
+                    };
+                }
+                return Ok(());
+            }
+        };
+        let dst = self.alloc(1)?;
+        self.emit(Inst::Atomic {
+            op,
+            mem,
+            offset: ptr.dynoff,
+            add: ptr.off,
+            dst,
+            value: v,
+        });
+        if let Some(h) = result {
+            scope.values[h.index()] = Value::Regs {
+                first: dst,
+                words: 1,
+            };
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,153 @@
+//! Compute workgroups: the warps of one workgroup, its workgroup memory, and the warp scheduler
+//! that advances them together between barriers (T13 compute shaders; T3 and ATTILA: a shader
+//! unit switches between warps instead of giving every invocation a thread).
+//!
+//! Execution model. A workgroup of `n` invocations is `ceil(n / WARP_LANES)` warps; invocation
+//! `i` (`local_invocation_index`) is lane `i % WARP_LANES` of warp `i / WARP_LANES`, and the
+//! last warp's missing lanes are masked off. The scheduler runs the warps round-robin, each
+//! until it issues a barrier or finishes. A barrier completes when every warp that has not
+//! finished has reached a barrier; then all waiting warps resume. Barriers are counted per
+//! warp, not matched by identity, so a barrier in non-uniform control flow (invalid WGSL that
+//! naga's uniformity analysis missed) cannot hang: a warp waits only while some other warp is
+//! still running, and a running warp always either reaches a barrier or finishes. Lanes of a
+//! warp that did not take the branch simply resume with the warp. The instruction budget is
+//! shared by all warps, so a runaway loop in any warp ends in `BudgetExhausted`.
+//!
+//! Memory model. All warps of a workgroup run on one thread, in scheduler order, so workgroup
+//! memory is plain program-order memory between barriers; storage accesses are relaxed word
+//! atomics on device memory, so workgroups may run on different threads at once.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::warp::{Stop, run};
+use crate::{
+    Builtin, ExecError, ExecInfo, IoBinding, Program, Resources, WARP_LANES, Warp, lane_mask,
+};
+
+/// Most invocations one workgroup may have (WebGPU's `maxComputeInvocationsPerWorkgroup` is
+/// 256 by default; rastra allows up to this many).
+pub const MAX_WORKGROUP_INVOCATIONS: u32 = 1024;
+
+/// A workgroup's state: `ceil(workgroup_size / WARP_LANES)` warps, workgroup memory, scheduler.
+/// Reusable: [`execute_workgroup`] resets everything it uses.
+#[derive(Debug)]
+pub struct Workgroup {
+    warps: Vec<Warp>,
+    waiting: Vec<bool>,
+    done: Vec<bool>,
+    shared: Vec<AtomicU32>,
+    invocations: u32,
+}
+
+impl Workgroup {
+    /// Allocates the warps and workgroup memory `program` needs.
+    pub fn new(program: &Program) -> Workgroup {
+        let invocations = program
+            .workgroup_size
+            .iter()
+            .fold(1u64, |a, &s| a * s as u64)
+            .min(MAX_WORKGROUP_INVOCATIONS as u64) as u32;
+        let n = (invocations as usize).div_ceil(WARP_LANES);
+        Workgroup {
+            warps: (0..n).map(|_| Warp::new(program)).collect(),
+            waiting: vec![false; n],
+            done: vec![false; n],
+            shared: (0..program.workgroup_memory.div_ceil(4))
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+            invocations,
+        }
+    }
+
+    /// The workgroup memory, one word per 4 bytes (for tests and debuggers).
+    pub fn memory(&self) -> &[AtomicU32] {
+        &self.shared
+    }
+
+    /// The warps (their registers hold the invocations' final values after a run).
+    pub fn warps(&self) -> &[Warp] {
+        &self.warps
+    }
+}
+
+/// Runs one workgroup of a compute program to completion. Fills the compute builtins itself
+/// (local_invocation_id/index, global_invocation_id, workgroup_id, num_workgroups, subgroup
+/// id and count); zero-initialises workgroup memory. `wg` must come from
+/// [`Workgroup::new`] for this `program`.
+pub fn execute_workgroup(
+    program: &Program,
+    wg: &mut Workgroup,
+    workgroup_id: [u32; 3],
+    num_workgroups: [u32; 3],
+    resources: &Resources,
+    budget: &mut u64,
+) -> Result<ExecInfo, ExecError> {
+    for w in &wg.shared {
+        w.store(0, Ordering::Relaxed);
+    }
+    let size = program.workgroup_size.map(|s| s.max(1));
+    let num_warps = wg.warps.len() as u32;
+    for (wi, warp) in wg.warps.iter_mut().enumerate() {
+        let first = wi as u32 * WARP_LANES as u32;
+        let lanes = (wg.invocations - first).min(WARP_LANES as u32);
+        for io in &program.inputs {
+            let IoBinding::Builtin(b) = io.binding else {
+                continue;
+            };
+            let regs = warp.regs_mut(io.first_reg, io.ty.components as u32);
+            for l in 0..WARP_LANES {
+                let idx = first + l as u32;
+                let local = [
+                    idx % size[0],
+                    idx / size[0] % size[1],
+                    idx / (size[0] * size[1]),
+                ];
+                let v: [u32; 3] = match b {
+                    Builtin::LocalInvocationIndex => [idx, 0, 0],
+                    Builtin::LocalInvocationId => local,
+                    Builtin::GlobalInvocationId => std::array::from_fn(|k| {
+                        workgroup_id[k].wrapping_mul(size[k]).wrapping_add(local[k])
+                    }),
+                    Builtin::WorkGroupId => workgroup_id,
+                    Builtin::NumWorkGroups => num_workgroups,
+                    Builtin::SubgroupId => [wi as u32, 0, 0],
+                    Builtin::NumSubgroups => [num_warps, 0, 0],
+                    _ => [0; 3],
+                };
+                for (c, r) in regs.iter_mut().enumerate() {
+                    r[l] = v[c.min(2)];
+                }
+            }
+        }
+        warp.start(program, lane_mask(lanes as usize), 0);
+    }
+    wg.done.fill(false);
+    let mut info = ExecInfo::default();
+    loop {
+        wg.waiting.fill(false);
+        for wi in 0..wg.warps.len() {
+            if wg.done[wi] {
+                continue;
+            }
+            match run(
+                program,
+                &mut wg.warps[wi],
+                &wg.shared,
+                resources,
+                budget,
+                &mut info,
+            )? {
+                Stop::Finished => wg.done[wi] = true,
+                Stop::Barrier => {
+                    wg.waiting[wi] = true;
+                    info.barrier_waits += 1;
+                }
+            }
+        }
+        // Every unfinished warp now waits at a barrier: it completes.
+        if !wg.waiting.iter().any(|&w| w) {
+            break;
+        }
+    }
+    Ok(info)
+}
