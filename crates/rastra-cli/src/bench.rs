@@ -3,6 +3,7 @@
 //! `<name> rastra_ms=<median> lavapipe_ms=<median> ratio=<rastra/lavapipe>`.
 
 use rastra::DeviceDescriptor;
+use rastra_lavapipe::Lavapipe;
 use rastra_scene::{Frame, workloads};
 
 use crate::BenchArgs;
@@ -11,23 +12,32 @@ use crate::BenchArgs;
 const MODEL: &str =
     "/usr/share/assimp/models/glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb";
 
+/// Invocations of the compute workload (issue 3: 4M invocations of 64 dependent FMAs).
+const COMPUTE_INVOCATIONS: u32 = 1 << 22;
+
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (width, height) = args.size;
-    let mut frames: Vec<Frame> = vec![
-        workloads::small_triangles(width, height, 200_000),
-        workloads::blended_layers(width, height, 32),
-    ];
-    match crate::render::frame_for(MODEL, width, height, 1) {
-        Ok(mut f) => {
-            f.name = "model_2cylinderengine".into();
-            frames.push(f);
+    let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
+    let mut frames: Vec<Frame> = Vec::new();
+    if wanted("small_triangles") {
+        frames.push(workloads::small_triangles(width, height, 200_000));
+    }
+    if wanted("blended_layers") {
+        frames.push(workloads::blended_layers(width, height, 32));
+    }
+    if wanted("model_2cylinderengine") {
+        match crate::render::frame_for(MODEL, width, height, 1) {
+            Ok(mut f) => {
+                f.name = "model_2cylinderengine".into();
+                frames.push(f);
+            }
+            Err(e) => eprintln!("rastra bench: skipping the model workload: {e}"),
         }
-        Err(e) => eprintln!("rastra bench: skipping the model workload: {e}"),
     }
     let lavapipe = if args.no_lavapipe {
         None
     } else {
-        match rastra_lavapipe::Lavapipe::new() {
+        match Lavapipe::new() {
             Ok(l) => {
                 println!("# lavapipe: {}", l.description());
                 Some(l)
@@ -44,34 +54,44 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     for frame in &frames {
-        if args
-            .only
-            .as_deref()
-            .is_some_and(|o| !frame.name.contains(o))
-        {
-            continue;
-        }
         let rastra = frame
             .render(&DeviceDescriptor::default(), args.runs)
             .map_err(|e| format!("{}: {e}", frame.name))?;
-        let rastra_ms = rastra.median_ms();
-        match &lavapipe {
-            Some(l) => {
-                let reference = l
-                    .render(frame, args.runs)
-                    .map_err(|e| format!("{} on lavapipe: {e}", frame.name))?;
-                let lavapipe_ms = reference.median_ms();
-                println!(
-                    "{} rastra_ms={rastra_ms:.2} lavapipe_ms={lavapipe_ms:.2} ratio={:.2}",
-                    frame.name,
-                    rastra_ms / lavapipe_ms
-                );
-            }
-            None => println!(
-                "{} rastra_ms={rastra_ms:.2} lavapipe_ms=n/a ratio=n/a",
-                frame.name
+        let reference = match &lavapipe {
+            Some(l) => Some(
+                l.render(frame, args.runs)
+                    .map_err(|e| format!("{} on lavapipe: {e}", frame.name))?
+                    .median_ms(),
             ),
-        }
+            None => None,
+        };
+        report(&frame.name, rastra.median_ms(), reference);
+    }
+    let compute = workloads::fma_then_reduce(COMPUTE_INVOCATIONS);
+    if wanted(&compute.name) {
+        let rastra = compute
+            .run(&DeviceDescriptor::default(), args.runs)
+            .map_err(|e| format!("{}: {e}", compute.name))?;
+        let reference = match &lavapipe {
+            Some(l) => Some(
+                l.run_compute(&compute, args.runs)
+                    .map_err(|e| format!("{} on lavapipe: {e}", compute.name))?
+                    .median_ms(),
+            ),
+            None => None,
+        };
+        report(&compute.name, rastra.median_ms(), reference);
     }
     Ok(())
+}
+
+/// Prints one workload's line.
+fn report(name: &str, rastra_ms: f64, lavapipe_ms: Option<f64>) {
+    match lavapipe_ms {
+        Some(l) => println!(
+            "{name} rastra_ms={rastra_ms:.2} lavapipe_ms={l:.2} ratio={:.2}",
+            rastra_ms / l
+        ),
+        None => println!("{name} rastra_ms={rastra_ms:.2} lavapipe_ms=n/a ratio=n/a"),
+    }
 }

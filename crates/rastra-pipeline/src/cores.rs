@@ -11,6 +11,7 @@ pub fn account(info: &ExecInfo, counters: &mut Counters) {
     counters.instructions_memory += info.memory;
     counters.instructions_texture += info.texture;
     counters.instructions_control += info.control;
+    counters.issued_lane_slots += info.instructions * rastra_shader::WARP_LANES as u64;
     counters.active_lane_slots += info.active_lanes;
     counters.divergent_branches += info.divergent_branches;
     counters.barrier_waits += info.barrier_waits;

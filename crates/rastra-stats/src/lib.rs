@@ -147,8 +147,10 @@ counters! {
         instructions_texture,
         /// Warp instructions issued: control flow.
         instructions_control,
+        /// Lane slots issued: instructions × warp width.
+        issued_lane_slots,
         /// Sum over issued instructions of their active lanes (lane utilisation is this over
-        /// issued instructions × warp width).
+        /// `issued_lane_slots`).
         active_lane_slots,
         /// Branches whose condition split a warp's active lanes.
         divergent_branches,
@@ -209,6 +211,41 @@ impl FrameStats {
                 let _ = write!(out, " {:>12}", values[i]);
             }
             out.push('\n');
+        }
+        let ratio = |a: u64, b: u64| {
+            if b == 0 {
+                "n/a".to_string()
+            } else {
+                format!("{:.1}%", 100.0 * a as f64 / b as f64)
+            }
+        };
+        let references = total.vertex_cache_hits + total.vertex_shader_invocations;
+        let _ = writeln!(out, "[derived]");
+        for (name, value) in [
+            (
+                "vertex cache hit rate",
+                ratio(total.vertex_cache_hits, references),
+            ),
+            (
+                "lane utilisation",
+                ratio(total.active_lane_slots, total.issued_lane_slots),
+            ),
+            (
+                "helper lanes of pixel lanes",
+                ratio(
+                    total.helper_lanes,
+                    total.helper_lanes + total.fragment_shader_invocations,
+                ),
+            ),
+            (
+                "early-Z rejects of tested samples",
+                ratio(
+                    total.early_z_killed,
+                    total.early_z_killed + total.depth_samples_written,
+                ),
+            ),
+        ] {
+            let _ = writeln!(out, "  {name:<34} {value:>8}");
         }
         if self.draws.len() > shown.len() && !shown.is_empty() {
             let _ = writeln!(
