@@ -6,7 +6,7 @@
 //! with depth clamping — without it, clipping already keeps depth in range).
 
 use crate::format::TextureFormat;
-use crate::memory::texel_offset;
+use crate::memory::{SharedSurface, texel_offset};
 use crate::state::CompareFunction;
 
 /// A depth surface and the test configured for the draw.
@@ -14,7 +14,7 @@ pub struct DepthUnit<'a> {
     pub format: TextureFormat,
     pub compare: CompareFunction,
     pub write_enabled: bool,
-    pub data: &'a mut [u8],
+    pub data: &'a SharedSurface<'a>,
     pub width: u32,
     pub samples: u32,
     /// The viewport's depth range, `[min, max]`.
@@ -32,7 +32,8 @@ impl DepthUnit<'_> {
                 continue;
             }
             let at = texel_offset(self.width, self.samples, size, x, y, s);
-            let texel = &mut self.data[at..at + size];
+            // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface invariant).
+            let texel = unsafe { self.data.texels_mut(at, size) };
             let new = self
                 .format
                 .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
@@ -60,7 +61,9 @@ impl DepthUnit<'_> {
                 let new = self
                     .format
                     .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
-                self.format.encode_depth(new, &mut self.data[at..at + size]);
+                // SAFETY: the pixel belongs to the tile this worker owns.
+                let texel = unsafe { self.data.texels_mut(at, size) };
+                self.format.encode_depth(new, texel);
             }
         }
     }

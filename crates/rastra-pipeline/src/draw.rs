@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, Resources, Warp};
 use rastra_stats::Counters;
@@ -15,9 +15,10 @@ use crate::binning::Bins;
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
+use crate::format::TextureFormat;
 use crate::input_assembler::IndexSource;
 use crate::link::RenderPipeline;
-use crate::memory::{BufferSlice, Framebuffer};
+use crate::memory::{BufferSlice, Framebuffer, SharedSurface};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::primitive::for_each_triangle;
@@ -25,6 +26,7 @@ use crate::raster::{SamplePattern, rasterize};
 use crate::setup::{Culled, SetupState, Triangle};
 use crate::state::{Color, ScissorRect, Viewport};
 use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
+use crate::workers::Workers;
 
 /// Which vertices a draw reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,10 +99,12 @@ struct FrontEndOutput {
     bins: Bins,
 }
 
-/// Runs one draw. `budget` is the shader instruction budget left for the submission.
+/// Runs one draw: the front end on the calling thread, the back end's tiles on `workers`.
+/// `budget` is the shader instruction budget left for the submission.
 pub fn draw(
     call: &DrawCall<'_>,
     fb: &mut Framebuffer<'_>,
+    workers: &Workers,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
@@ -111,7 +115,7 @@ pub fn draw(
         height,
         budget,
         counters,
-        &mut |front, budget, counters| back_end(call, fb, front, budget, counters),
+        &mut |front, budget, counters| back_end(call, fb, front, workers, budget, counters),
     )
 }
 
@@ -301,6 +305,7 @@ fn back_end(
     call: &DrawCall<'_>,
     fb: &mut Framebuffer<'_>,
     front: &FrontEndOutput,
+    workers: &Workers,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
@@ -310,70 +315,110 @@ fn back_end(
     }
     let width = fb.width;
     let samples = fb.samples;
-    let colors = fb
+    // The surfaces, shared by the tile workers (each writes only inside its own tile).
+    let colors: Vec<Option<(Rop, SharedSurface<'_>)>> = fb
         .colors
         .iter_mut()
         .zip(&p.desc.targets)
         .map(|(surface, state)| match (surface, state) {
-            (Some(surface), Some(state)) => Some(ColorSurface {
-                rop: Rop::new(*state, call.blend_constant.to_array()),
-                data: &mut *surface.data,
-            }),
+            (Some(surface), Some(state)) => Some((
+                Rop::new(*state, call.blend_constant.to_array()),
+                SharedSurface::new(&mut *surface.data),
+            )),
             _ => None,
         })
         .collect();
-    let depth = match (&mut fb.depth, &p.desc.depth_stencil) {
-        (Some(target), Some(ds)) => Some(DepthUnit {
-            format: target.format,
-            compare: ds.depth_compare,
-            write_enabled: ds.depth_write_enabled,
-            data: &mut *target.data,
-            width,
-            samples,
-            range: [
-                call.viewport.min_depth.min(call.viewport.max_depth),
-                call.viewport.min_depth.max(call.viewport.max_depth),
-            ],
-        }),
-        _ => None,
-    };
-    let mut pixels = PixelPipe::new(
-        p,
-        Resources {
-            buffers: &call.fragment_resources,
-        },
-        &front.triangles,
-        &front.attrs,
-        call.viewport,
-        width,
-        colors,
-        depth,
-    );
+    let depth: Option<(TextureFormat, SharedSurface<'_>)> =
+        match (&mut fb.depth, &p.desc.depth_stencil) {
+            (Some(target), Some(_)) => Some((target.format, SharedSurface::new(&mut *target.data))),
+            _ => None,
+        };
+    let depth_range = [
+        call.viewport.min_depth.min(call.viewport.max_depth),
+        call.viewport.min_depth.max(call.viewport.max_depth),
+    ];
     let pattern = SamplePattern::for_count(samples);
-    for (t, bin) in front.bins.bins.iter().enumerate() {
-        if bin.is_empty() {
-            continue;
-        }
+    let tiles: Vec<usize> = (0..front.bins.bins.len())
+        .filter(|&t| !front.bins.bins[t].is_empty())
+        .collect();
+    let shared_budget = AtomicU64::new(*budget);
+    let new_pipe = || {
+        let colors = colors
+            .iter()
+            .map(|c| {
+                c.as_ref().map(|(rop, surface)| ColorSurface {
+                    rop: *rop,
+                    data: surface,
+                })
+            })
+            .collect();
+        let depth =
+            depth
+                .as_ref()
+                .zip(p.desc.depth_stencil.as_ref())
+                .map(|((format, surface), ds)| DepthUnit {
+                    format: *format,
+                    compare: ds.depth_compare,
+                    write_enabled: ds.depth_write_enabled,
+                    data: surface,
+                    width,
+                    samples,
+                    range: depth_range,
+                });
+        PixelPipe::new(
+            p,
+            Resources {
+                buffers: &call.fragment_resources,
+            },
+            &front.triangles,
+            &front.attrs,
+            call.viewport,
+            width,
+            colors,
+            depth,
+        )
+    };
+    let results = workers.map_init(tiles.len(), new_pipe, |pixels, k| {
+        let t = tiles[k];
         let rect = front.bins.tile_rect(t);
-        counters.tiles_rasterized += 1;
-        for &index in bin {
+        let mut counters = Counters {
+            tiles_rasterized: 1,
+            ..Counters::default()
+        };
+        let start = shared_budget.load(Ordering::Relaxed);
+        let mut local = start;
+        let mut result = Ok(());
+        for &index in &front.bins.bins[t] {
             let tri = &front.triangles[index as usize];
-            let mut result = Ok(());
             rasterize(
                 tri,
                 &rect,
                 &pattern,
                 front.viewport_bounds.as_ref(),
-                counters,
+                &mut counters,
                 |quad, counters| {
                     if result.is_ok() {
-                        result = pixels.push(index, quad, budget, counters);
+                        result = pixels.push(index, quad, &mut local, counters);
                     }
                 },
             );
-            result?;
+            if result.is_err() {
+                break;
+            }
         }
-        pixels.flush(budget, counters)?;
+        if result.is_ok() {
+            result = pixels.flush(&mut local, &mut counters);
+        }
+        let used = start - local;
+        let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+            Some(b.saturating_sub(used))
+        });
+        result.map(|()| counters).map_err(DrawError::from)
+    });
+    // Merged in tile order: the same totals for any number of workers.
+    for r in results {
+        counters.accumulate(&r?);
     }
+    *budget = shared_budget.load(Ordering::Relaxed);
     Ok(())
 }

@@ -34,6 +34,8 @@ pub mod raster;
 pub mod setup;
 pub mod vertex;
 
+pub mod workers;
+
 pub mod draw;
 
 pub mod compute;
@@ -43,3 +45,4 @@ pub mod cores;
 pub use draw::{DrawCall, DrawError, DrawRange, draw};
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};
 pub use memory::{BufferSlice, ColorTarget, DepthTarget, Framebuffer};
+pub use workers::Workers;

@@ -89,6 +89,45 @@ pub fn texel_offset(width: u32, samples: u32, texel_size: usize, x: u32, y: u32,
     (((y as usize * width as usize) + x as usize) * samples as usize + s as usize) * texel_size
 }
 
+/// A render-target surface shared by the back end's tile workers.
+///
+/// Invariant (what makes the unsafe access sound): the back end gives every screen tile to
+/// exactly one worker at a time, quads never straddle tiles (tiles are multiples of 2
+/// pixels), and a surface's texels for a pixel lie in that pixel's own byte range — so no
+/// two threads ever touch the same bytes.
+pub struct SharedSurface<'a> {
+    ptr: *mut u8,
+    len: usize,
+    _surface: std::marker::PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: access goes through `texels_mut`, whose contract keeps threads on disjoint bytes.
+unsafe impl Send for SharedSurface<'_> {}
+unsafe impl Sync for SharedSurface<'_> {}
+
+impl<'a> SharedSurface<'a> {
+    pub fn new(data: &'a mut [u8]) -> SharedSurface<'a> {
+        SharedSurface {
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+            _surface: std::marker::PhantomData,
+        }
+    }
+
+    /// The bytes `at..at + len` of the surface.
+    ///
+    /// # Safety
+    /// No other thread may access these bytes while the returned slice lives (the tile
+    /// ownership invariant above guarantees it for the back end).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn texels_mut(&self, at: usize, len: usize) -> &mut [u8] {
+        assert!(at + len <= self.len, "texel range outside the surface");
+        // SAFETY: in bounds (checked above); exclusive by the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
+    }
+}
+
 /// A colour attachment bound for a draw.
 pub struct ColorTarget<'a> {
     pub format: TextureFormat,

@@ -15,7 +15,7 @@ use rastra_stats::Counters;
 use crate::depth::DepthUnit;
 use crate::interpolate::{Barycentrics, barycentrics, depth_at, interpolate_word, pixel_center};
 use crate::link::{DepthMode, RenderPipeline};
-use crate::memory::texel_offset;
+use crate::memory::{SharedSurface, texel_offset};
 use crate::output_merger::Rop;
 use crate::raster::{Quad, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
@@ -40,7 +40,7 @@ struct Pending {
 /// A colour target as the output merger sees it.
 pub struct ColorSurface<'fb> {
     pub rop: Rop,
-    pub data: &'fb mut [u8],
+    pub data: &'fb SharedSurface<'fb>,
 }
 
 /// The pixel pipeline of one draw: early Z, pixel shading, late Z, output merger.
@@ -341,7 +341,9 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     }
                     let size = surface.rop.state.format.texel_size();
                     let at = texel_offset(self.width, samples, size, px, py, 0);
-                    let texels = &mut surface.data[at..at + size * samples as usize];
+                    // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface
+                    // invariant).
+                    let texels = unsafe { surface.data.texels_mut(at, size * samples as usize) };
                     let (written, blended) = surface.rop.write_pixel(texels, cov, color);
                     counters.samples_written += written;
                     counters.samples_blended += blended;

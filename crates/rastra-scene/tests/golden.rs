@@ -72,3 +72,33 @@ fn builtin_scene() {
 fn builtin_scene_msaa4() {
     check("builtin-msaa4-192x108", &builtin::scene(192, 108, 4));
 }
+
+/// Images and statistics are bit-identical whatever the number of worker threads.
+#[test]
+fn identical_for_any_thread_count() {
+    for frame in [builtin::scene(200, 120, 1), builtin::scene(160, 96, 4)] {
+        let render = |threads| {
+            frame
+                .render(
+                    &DeviceDescriptor {
+                        threads: Some(threads),
+                        ..Default::default()
+                    },
+                    1,
+                )
+                .expect("the scene renders")
+        };
+        let one = render(1);
+        for threads in [2, 3, 8] {
+            let many = render(threads);
+            assert!(
+                one.pixels == many.pixels,
+                "{threads} threads changed the image"
+            );
+            assert_eq!(
+                one.stats, many.stats,
+                "{threads} threads changed the statistics"
+            );
+        }
+    }
+}

@@ -23,18 +23,34 @@ pub struct DeviceDescriptor {
     /// Shader instructions (counted per warp) one submission may execute before the device
     /// declares the shader runaway and reports itself lost.
     pub shader_instruction_budget: u64,
+    /// Worker threads for the back end's tiles. None: the `RASTRA_THREADS` environment
+    /// variable if set, else one per available core. Images and statistics are identical
+    /// for any count.
+    pub threads: Option<usize>,
 }
 
 impl Default for DeviceDescriptor {
     fn default() -> Self {
         DeviceDescriptor {
             shader_instruction_budget: 1 << 32,
+            threads: None,
         }
+    }
+}
+
+impl DeviceDescriptor {
+    /// The worker count this descriptor asks for.
+    pub fn resolved_threads(&self) -> usize {
+        self.threads
+            .or_else(|| std::env::var("RASTRA_THREADS").ok()?.trim().parse().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1)
     }
 }
 
 struct Shared {
     desc: DeviceDescriptor,
+    workers: rastra_pipeline::Workers,
     lost: Mutex<Option<String>>,
     stats: Mutex<FrameStats>,
 }
@@ -51,6 +67,7 @@ impl Device {
     /// Creates a device and its queue.
     pub fn new(desc: &DeviceDescriptor) -> (Device, Queue) {
         let shared = Arc::new(Shared {
+            workers: rastra_pipeline::Workers::new(desc.resolved_threads()),
             desc: desc.clone(),
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
@@ -142,7 +159,9 @@ impl Queue {
         let mut budget = self.0.desc.shader_instruction_budget;
         let mut stats = self.0.stats.lock().unwrap_or_else(|e| e.into_inner());
         for cb in buffers {
-            if let Err(reason) = crate::processor::execute(&cb.commands, &mut budget, &mut stats) {
+            if let Err(reason) =
+                crate::processor::execute(&cb.commands, &self.0.workers, &mut budget, &mut stats)
+            {
                 *self.0.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
                 return Err(Error::DeviceLost(reason));
             }

@@ -7,7 +7,7 @@ use std::sync::RwLockWriteGuard;
 
 use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
-use rastra_pipeline::{BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer};
+use rastra_pipeline::{BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer, Workers};
 use rastra_stats::{Counters, DrawStats, FrameStats};
 
 use crate::IndexFormat;
@@ -38,6 +38,7 @@ struct Pass<'g> {
 /// Executes `commands`; returns the reason when the device is lost.
 pub(crate) fn execute(
     commands: &[Command],
+    workers: &Workers,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
@@ -176,7 +177,7 @@ pub(crate) fn execute(
             Command::Draw { range, instances } => {
                 let p = pass_mut(&mut pass);
                 let mut counters = Counters::default();
-                run_draw(p, *range, instances.clone(), budget, &mut counters)?;
+                run_draw(p, *range, instances.clone(), workers, budget, &mut counters)?;
                 let what = match range {
                     rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
                     rastra_pipeline::DrawRange::Indexed { count, .. } => {
@@ -285,6 +286,7 @@ fn run_draw(
     p: &mut Pass<'_>,
     range: rastra_pipeline::DrawRange,
     instances: std::ops::Range<u32>,
+    workers: &Workers,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), String> {
@@ -343,7 +345,7 @@ fn run_draw(
         colors,
         depth,
     };
-    rastra_pipeline::draw(&call, &mut fb, budget, counters).map_err(|e| e.to_string())
+    rastra_pipeline::draw(&call, &mut fb, workers, budget, counters).map_err(|e| e.to_string())
 }
 
 fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut FrameStats) {

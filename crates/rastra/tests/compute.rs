@@ -263,6 +263,7 @@ fn compute_validation() {
 fn runaway_compute_shader_loses_the_device() {
     let (device, queue) = Device::new(&DeviceDescriptor {
         shader_instruction_budget: 1 << 20,
+        ..Default::default()
     });
     let out = storage(&device, &[0; 1], BufferUsages::empty());
     let m = module(

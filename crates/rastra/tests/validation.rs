@@ -244,6 +244,7 @@ fn buffer_and_texture_misuse() {
 fn runaway_shader_loses_the_device() {
     let (device, queue) = Device::new(&DeviceDescriptor {
         shader_instruction_budget: 1 << 20,
+        ..Default::default()
     });
     let m = module(
         &device,
