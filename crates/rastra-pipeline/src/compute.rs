@@ -1,21 +1,26 @@
 //! Compute dispatch (T13 "compute shaders"; ATTILA's unified shader model): a dispatch is a
 //! grid of workgroups, each run on the shader cores as one or more warps that advance
-//! together between barriers (`rastra_shader::execute_workgroup`). Workgroups run in
-//! order, x fastest, on one `Workgroup` state that is reused.
+//! together between barriers (`rastra_shader::execute_workgroup`). Workgroups are
+//! independent, so the workers take them in parallel (each worker reusing one `Workgroup`
+//! state); their statistics are merged in workgroup order, so they do not depend on the
+//! thread count. Memory is `AtomicU32` words, so concurrent workgroups' stores and atomics
+//! are well defined.
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use rastra_shader::{Program, Resources, Workgroup, execute_workgroup};
+use rastra_shader::{ExecError, ExecInfo, Program, Resources, Workgroup, execute_workgroup};
 use rastra_stats::Counters;
 
 use crate::DrawError;
 use crate::cores::account;
+use crate::workers::Workers;
 
 /// Runs `counts` workgroups of the compute `program`.
 pub fn dispatch(
     program: &Program,
     counts: [u32; 3],
     resources: &[&[AtomicU32]],
+    workers: &Workers,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
@@ -23,27 +28,48 @@ pub fn dispatch(
         return Ok(());
     }
     let resources = Resources { buffers: resources };
-    let mut workgroup = Workgroup::new(program);
     let size = program.workgroup_size;
     let invocations = size.iter().map(|&s| s as u64).product::<u64>();
     let warps = invocations.div_ceil(rastra_shader::WARP_LANES as u64);
-    for z in 0..counts[2] {
-        for y in 0..counts[1] {
-            for x in 0..counts[0] {
-                let info = execute_workgroup(
+    let total = counts.iter().map(|&c| c as usize).product::<usize>();
+    let shared_budget = AtomicU64::new(*budget);
+    // Workers take runs of consecutive workgroups (x fastest), so small workgroups amortise
+    // the hand-off.
+    const RUN: usize = 8;
+    let results = workers.map_init(
+        total.div_ceil(RUN),
+        || Workgroup::new(program),
+        |workgroup, run| -> Result<ExecInfo, ExecError> {
+            let mut info = ExecInfo::default();
+            for i in run * RUN..(run * RUN + RUN).min(total) {
+                let x = (i % counts[0] as usize) as u32;
+                let y = (i / counts[0] as usize % counts[1] as usize) as u32;
+                let z = (i / (counts[0] as usize * counts[1] as usize)) as u32;
+                let start = shared_budget.load(Ordering::Relaxed);
+                let mut local = start;
+                let result = execute_workgroup(
                     program,
-                    &mut workgroup,
+                    workgroup,
                     [x, y, z],
                     counts,
                     &resources,
-                    budget,
-                )?;
-                account(&info, counters);
-                counters.workgroups_dispatched += 1;
-                counters.compute_warps += warps;
-                counters.compute_shader_invocations += invocations;
+                    &mut local,
+                );
+                let used = start - local;
+                let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                    Some(b.saturating_sub(used))
+                });
+                info += result?;
             }
-        }
+            Ok(info)
+        },
+    );
+    for result in results {
+        account(&result?, counters);
     }
+    counters.workgroups_dispatched += total as u64;
+    counters.compute_warps += warps * total as u64;
+    counters.compute_shader_invocations += invocations * total as u64;
+    *budget = shared_budget.load(Ordering::Relaxed);
     Ok(())
 }

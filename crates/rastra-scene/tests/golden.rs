@@ -102,3 +102,31 @@ fn identical_for_any_thread_count() {
         }
     }
 }
+
+/// Compute results and statistics do not depend on the number of worker threads either.
+#[test]
+fn compute_identical_for_any_thread_count() {
+    let job = rastra_scene::workloads::fma_then_reduce(1 << 15);
+    let run = |threads| {
+        job.run(
+            &DeviceDescriptor {
+                threads: Some(threads),
+                ..Default::default()
+            },
+            1,
+        )
+        .expect("the job runs")
+    };
+    let one = run(1);
+    for threads in [2, 5] {
+        let many = run(threads);
+        assert_eq!(
+            one.outputs, many.outputs,
+            "{threads} threads changed the results"
+        );
+        assert_eq!(
+            one.stats, many.stats,
+            "{threads} threads changed the statistics"
+        );
+    }
+}

@@ -144,7 +144,7 @@ pub(crate) fn execute(
             }
             Command::SetComputePipeline(p) => compute_mut(&mut compute).pipeline = Some(p.clone()),
             Command::Dispatch(counts) => {
-                run_dispatch(compute_mut(&mut compute), *counts, budget, stats)?;
+                run_dispatch(compute_mut(&mut compute), *counts, workers, budget, stats)?;
             }
             Command::DispatchIndirect { buffer, offset } => {
                 let mut bytes = [0u8; 12];
@@ -157,7 +157,7 @@ pub(crate) fn execute(
                     .iter()
                     .all(|&n| n <= crate::compute::MAX_WORKGROUPS_PER_DIMENSION)
                 {
-                    run_dispatch(compute_mut(&mut compute), counts, budget, stats)?;
+                    run_dispatch(compute_mut(&mut compute), counts, workers, budget, stats)?;
                 }
             }
             Command::EndComputePass => compute = None,
@@ -258,14 +258,22 @@ fn binding_words<'g>(
 fn run_dispatch(
     c: &mut ComputeState,
     counts: [u32; 3],
+    workers: &Workers,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
     let pipeline = c.pipeline.clone().expect("validated at record time");
     let resources = binding_words(&pipeline.0, &c.bind_groups);
     let mut counters = Counters::default();
-    rastra_pipeline::compute::dispatch(&pipeline.0, counts, &resources, budget, &mut counters)
-        .map_err(|e| e.to_string())?;
+    rastra_pipeline::compute::dispatch(
+        &pipeline.0,
+        counts,
+        &resources,
+        workers,
+        budget,
+        &mut counters,
+    )
+    .map_err(|e| e.to_string())?;
     stats.draws.push(DrawStats {
         label: format!(
             "{} dispatch {}: {}×{}×{}",
