@@ -16,17 +16,78 @@ use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
+use crate::hiz::{HiZBuffer, HiZMode, block_index, rejects};
 use crate::input_assembler::IndexSource;
+use crate::interpolate::depth_at;
+use crate::link::DepthMode;
 use crate::link::RenderPipeline;
-use crate::memory::{BufferSlice, Framebuffer, SharedSurface};
+use crate::memory::{BufferSlice, Framebuffer, SharedSurface, texel_offset};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::primitive::for_each_triangle;
+use crate::raster::BLOCK_SIZE;
 use crate::raster::{SamplePattern, rasterize};
 use crate::setup::{Culled, SetupState, Triangle};
+use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
 use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
 use crate::workers::Workers;
+
+/// A lower and an upper bound of a triangle's depth over the 8×8 block at (bx, by): its
+/// depth plane at the block's corners (a plane's extremes over a rectangle are at corners),
+/// narrowed by the vertices' range, widened by a margin for f32 rounding.
+fn block_depth_range(tri: &Triangle, bx: u32, by: u32) -> (f32, f32) {
+    let x0 = (bx as i64) << SUBPIXEL_BITS;
+    let y0 = (by as i64) << SUBPIXEL_BITS;
+    let side = (BLOCK_SIZE as i64) << SUBPIXEL_BITS;
+    let corners = [
+        depth_at(tri, x0, y0),
+        depth_at(tri, x0 + side, y0),
+        depth_at(tri, x0, y0 + side),
+        depth_at(tri, x0 + side, y0 + side),
+    ];
+    let lo = corners.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = corners.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let vlo = tri.z.iter().copied().fold(f32::INFINITY, f32::min);
+    let vhi = tri.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    const MARGIN: f32 = 1.0 / (1 << 20) as f32;
+    (lo.max(vlo) - MARGIN, hi.min(vhi) + MARGIN)
+}
+
+/// Recomputes a tile's Hi-Z bounds exactly from the stored depths (maxima or minima).
+fn refresh_bounds(
+    bounds: &mut [f32],
+    mode: HiZMode,
+    rect: &PixelRect,
+    format: TextureFormat,
+    surface: &SharedSurface<'_>,
+    width: u32,
+    samples: u32,
+) {
+    let size = format.texel_size();
+    let init = if mode == HiZMode::Max {
+        f32::NEG_INFINITY
+    } else {
+        f32::INFINITY
+    };
+    bounds.fill(init);
+    for y in rect.y0..=rect.y1 {
+        for x in rect.x0..=rect.x1 {
+            let at = texel_offset(width, samples, size, x, y, 0);
+            // SAFETY: the tile's pixels belong to this worker (SharedSurface invariant).
+            let texels = unsafe { surface.texels_mut(at, size * samples as usize) };
+            let b = &mut bounds[block_index(x, y)];
+            for texel in texels.chunks_exact(size) {
+                let z = format.decode_depth(texel);
+                *b = if mode == HiZMode::Max {
+                    b.max(z)
+                } else {
+                    b.min(z)
+                };
+            }
+        }
+    }
+}
 
 /// Which vertices a draw reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,11 +389,29 @@ fn back_end(
             _ => None,
         })
         .collect();
-    let depth: Option<(TextureFormat, SharedSurface<'_>)> =
-        match (&mut fb.depth, &p.desc.depth_stencil) {
-            (Some(target), Some(_)) => Some((target.format, SharedSurface::new(&mut *target.data))),
-            _ => None,
-        };
+    // The depth surface, and hierarchical Z: whether this draw tests against the bounds and
+    // whether it must refresh them (it may write depth).
+    #[allow(clippy::type_complexity)]
+    let (depth, (hiz_test, hiz_refresh, hiz)): (
+        Option<(TextureFormat, SharedSurface<'_>)>,
+        (bool, bool, Option<&HiZBuffer>),
+    ) = match (fb.depth.as_mut(), &p.desc.depth_stencil) {
+        (Some(target), Some(ds)) => {
+            let crate::memory::DepthTarget { format, data, hiz } = target;
+            let writes = ds.depth_write_enabled && p.depth_mode != DepthMode::Off;
+            let test = hiz.begin_draw(ds.depth_compare, writes)
+                && matches!(
+                    p.depth_mode,
+                    DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
+                );
+            let refresh = writes && matches!(hiz.mode, HiZMode::Max | HiZMode::Min);
+            (
+                Some((*format, SharedSurface::new(data))),
+                (test, refresh, Some(&**hiz)),
+            )
+        }
+        _ => (None, (false, false, None)),
+    };
     let depth_range = [
         call.viewport.min_depth.min(call.viewport.max_depth),
         call.viewport.min_depth.max(call.viewport.max_depth),
@@ -388,13 +467,36 @@ fn back_end(
         let start = shared_budget.load(Ordering::Relaxed);
         let mut local = start;
         let mut result = Ok(());
+        // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
+        let mut bounds = hiz.map(|h| h.tile(t));
         for &index in &front.bins.bins[t] {
             let tri = &front.triangles[index as usize];
+            let test = |bx: u32, by: u32| {
+                let (Some(h), Some(b), Some(ds), Some((format, _))) = (
+                    hiz,
+                    bounds.as_deref(),
+                    p.desc.depth_stencil.as_ref(),
+                    depth.as_ref(),
+                ) else {
+                    return true;
+                };
+                let (zmin, zmax) = block_depth_range(tri, bx, by);
+                let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
+                !rejects(
+                    h.mode,
+                    ds.depth_compare,
+                    b[block_index(bx, by)],
+                    zmin,
+                    zmax,
+                    q,
+                )
+            };
             rasterize(
                 tri,
                 &rect,
                 &pattern,
                 front.viewport_bounds.as_ref(),
+                hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
                 &mut counters,
                 |quad, counters| {
                     if result.is_ok() {
@@ -409,6 +511,12 @@ fn back_end(
         if result.is_ok() {
             result = pixels.flush(&mut local, &mut counters);
         }
+        if let (true, Some(b), Some((format, surface)), Some(h)) =
+            (hiz_refresh, bounds.as_deref_mut(), depth.as_ref(), hiz)
+        {
+            refresh_bounds(b, h.mode, &rect, *format, surface, width, samples);
+        }
+        drop(bounds);
         let used = start - local;
         let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
             Some(b.saturating_sub(used))

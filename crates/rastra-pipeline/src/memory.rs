@@ -134,10 +134,11 @@ pub struct ColorTarget<'a> {
     pub data: &'a mut [u8],
 }
 
-/// The depth(-stencil) attachment bound for a draw.
+/// The depth(-stencil) attachment bound for a draw, with its hierarchical-Z bounds.
 pub struct DepthTarget<'a> {
     pub format: TextureFormat,
     pub data: &'a mut [u8],
+    pub hiz: &'a mut crate::hiz::HiZBuffer,
 }
 
 /// The surfaces a draw renders into. All share width, height and sample count.

@@ -60,7 +60,9 @@ impl Quad {
 }
 
 /// Rasterizes `tri` inside `region` (a tile, inclusive pixel bounds), calling `emit` for
-/// every quad with at least one covered sample. `viewport` (snapped `[x0, y0, x1, y1]`) is
+/// every quad with at least one covered sample. `hiz`, when given, is the hierarchical Z
+/// test run between the coarse and the fine level: it gets a block's top-left pixel and
+/// returns false when the block certainly fails the depth test. `viewport` (snapped `[x0, y0, x1, y1]`) is
 /// given when the viewport has fractional edges: samples outside `[x0, x1) × [y0, y1)` are
 /// then dropped, as clipping to the view volume would have dropped them (whole-pixel
 /// viewports are handled by the region alone).
@@ -69,6 +71,7 @@ pub fn rasterize(
     region: &PixelRect,
     pattern: &SamplePattern,
     viewport: Option<&[Fixed; 4]>,
+    hiz: Option<&dyn Fn(u32, u32) -> bool>,
     counters: &mut Counters,
     mut emit: impl FnMut(Quad, &mut Counters),
 ) {
@@ -90,6 +93,7 @@ pub fn rasterize(
             counters.coarse_blocks_tested += 1;
             match classify_block(tri, bx, by) {
                 BlockCoverage::Outside => {}
+                _ if hiz.is_some_and(|test| !test(bx, by)) => counters.hiz_blocks_rejected += 1,
                 coverage => {
                     let whole = coverage == BlockCoverage::Inside;
                     if whole {

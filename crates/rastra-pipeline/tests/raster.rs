@@ -60,6 +60,7 @@ fn coverage(tri: [(f32, f32); 3], w: u32, h: u32, pattern: &SamplePattern) -> Ve
             &region,
             pattern,
             None,
+            None,
             &mut Counters::default(),
             |q, _| {
                 for i in 0..4u32 {

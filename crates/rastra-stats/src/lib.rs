@@ -104,6 +104,8 @@ counters! {
         quads_rasterized,
     }
     "depth" {
+        /// Coarse blocks of triangles that hierarchical Z rejected before fine rasterization.
+        hiz_blocks_rejected,
         /// Samples rejected by the early depth test, before shading.
         early_z_killed,
         /// Samples rejected by the late depth test, after shading.

@@ -206,6 +206,9 @@ impl Queue {
             ));
         }
         texels.copy_from_slice(data);
+        if let Some(h) = texture.hiz_lock().as_mut() {
+            h.invalidate();
+        }
         Ok(())
     }
 

@@ -3,7 +3,9 @@
 //! state changes, draws (handed to `rastra_pipeline::draw` with the bound memory) and pass
 //! end (multisample resolve, store operations) — and records per-draw statistics.
 
-use std::sync::RwLockWriteGuard;
+use std::sync::{MutexGuard, RwLockWriteGuard};
+
+use rastra_pipeline::hiz::HiZBuffer;
 
 use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
@@ -16,6 +18,13 @@ use crate::command::{BufferRange, Command, LoadOp, StoreOp};
 use crate::compute::ComputePipeline;
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
 
+/// The depth attachment as a pass holds it: format, data and Hi-Z bounds, locked.
+type DepthAttachmentGuards<'g> = (
+    crate::TextureFormat,
+    RwLockWriteGuard<'g, Vec<u8>>,
+    MutexGuard<'g, Option<HiZBuffer>>,
+);
+
 /// State of the render pass being executed.
 struct Pass<'g> {
     label: String,
@@ -25,7 +34,7 @@ struct Pass<'g> {
     samples: u32,
     colors: Vec<Option<RwLockWriteGuard<'g, Vec<u8>>>>,
     color_formats: Vec<Option<crate::TextureFormat>>,
-    depth: Option<(crate::TextureFormat, RwLockWriteGuard<'g, Vec<u8>>)>,
+    depth: Option<DepthAttachmentGuards<'g>>,
     pipeline: Option<RenderPipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
     vertex_buffers: Vec<Option<BufferRange>>,
@@ -86,7 +95,11 @@ pub(crate) fn execute(
                     if z.is_some() || s.is_some() {
                         clear_depth_stencil(format, &mut g, z, s);
                     }
-                    (format, g)
+                    let mut hiz = d.texture.hiz_lock();
+                    if let (Some(z), Some(h)) = (z, hiz.as_mut()) {
+                        h.clear(format.quantize_depth(z));
+                    }
+                    (format, g, hiz)
                 });
                 pass = Some(Pass {
                     label: if label.is_empty() {
@@ -342,9 +355,10 @@ fn run_draw(
             _ => None,
         })
         .collect();
-    let depth = p.depth.as_mut().map(|(format, g)| DepthTarget {
+    let depth = p.depth.as_mut().map(|(format, g, hiz)| DepthTarget {
         format: *format,
         data: &mut g[..],
+        hiz: hiz.as_mut().expect("depth textures have Hi-Z bounds"),
     });
     let mut fb = Framebuffer {
         width: p.width,
@@ -386,7 +400,7 @@ fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut
             guard.fill(0);
         }
     }
-    if let (Some(d), Some((_, guard))) = (depth, p.depth.as_mut()) {
+    if let (Some(d), Some((_, guard, hiz))) = (depth, p.depth.as_mut()) {
         let discard_depth = d.depth_ops.is_some_and(|o| o.store == StoreOp::Discard);
         let discard_stencil = d.stencil_ops.is_some_and(|o| o.store == StoreOp::Discard);
         if discard_depth || discard_stencil {
@@ -396,6 +410,9 @@ fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut
                 discard_depth.then_some(0.0),
                 discard_stencil.then_some(0),
             );
+            if let (true, Some(h)) = (discard_depth, hiz.as_mut()) {
+                h.clear(0.0);
+            }
         }
     }
     if resolved > 0 {

@@ -4,7 +4,9 @@
 //! behind a lock the command processor takes for the work that uses them.
 
 use std::sync::atomic::AtomicU32;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use rastra_pipeline::hiz::HiZBuffer;
 
 use rastra_pipeline::memory::{read_bytes, write_bytes};
 
@@ -181,6 +183,9 @@ pub(crate) struct TextureInner {
     pub format: TextureFormat,
     pub usage: TextureUsages,
     pub data: RwLock<Vec<u8>>,
+    /// Hierarchical-Z bounds of a depth texture (T7), kept beside its data like hardware's
+    /// on-chip Hi-Z memory.
+    pub hiz: Mutex<Option<HiZBuffer>>,
 }
 
 /// An image in device memory.
@@ -242,6 +247,12 @@ impl Texture {
             format: desc.format,
             usage: desc.usage,
             data: RwLock::new(vec![0; bytes as usize]),
+            // Textures start zeroed, so a depth texture's bounds start "cleared to 0".
+            hiz: Mutex::new(
+                desc.format
+                    .is_depth()
+                    .then(|| HiZBuffer::new(s.width, s.height, 0.0)),
+            ),
         })))
     }
 
@@ -272,6 +283,11 @@ impl Texture {
 
     pub(crate) fn write_lock(&self) -> RwLockWriteGuard<'_, Vec<u8>> {
         self.0.data.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The Hi-Z bounds (Some for depth formats).
+    pub(crate) fn hiz_lock(&self) -> MutexGuard<'_, Option<HiZBuffer>> {
+        self.0.hiz.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn read_lock(&self) -> RwLockReadGuard<'_, Vec<u8>> {

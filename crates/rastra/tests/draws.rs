@@ -386,3 +386,68 @@ fn msaa_resolve_averages_edge_samples() {
     let stats = s.queue.take_stats().total();
     assert_eq!(stats.pixels_resolved, 64);
 }
+
+#[test]
+fn hierarchical_z_rejects_blocks_behind_earlier_draws_until_the_direction_flips() {
+    let s = Setup::new();
+    let less = s.pipeline("fs", Some(depth_less()), None, 1);
+    let greater = s.pipeline(
+        "fs",
+        Some(DepthStencilState {
+            depth_compare: CompareFunction::Greater,
+            ..depth_less()
+        }),
+        None,
+        1,
+    );
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, 16, 16, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let near = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]));
+    let far = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0]));
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Clear(1.0),
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        let mut draw = |p: &RenderPipeline, b: &Buffer| {
+            pass.set_pipeline(p);
+            pass.set_vertex_buffer(0, b, 0, None);
+            pass.draw(0..6, 0..1);
+        };
+        draw(&less, &near); // writes 0.3 everywhere
+        draw(&less, &far); // every 8×8 block rejected by Hi-Z
+        draw(&greater, &near); // the flip: Hi-Z off until the next clear (0.3 > 0.3 fails)
+        draw(&less, &far); // no Hi-Z any more: rejected sample by sample
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let stats = s.queue.take_stats();
+    let d: Vec<&Counters> = stats.draws.iter().map(|d| &d.counters).collect();
+    // Each of the quad's two triangles touches most of the four 8×8 blocks: all rejected.
+    assert!(
+        d[1].hiz_blocks_rejected >= 4,
+        "{}",
+        d[1].hiz_blocks_rejected
+    );
+    assert_eq!(
+        (
+            d[1].early_z_killed,
+            d[1].quads_rasterized,
+            d[1].fragment_shader_invocations
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!((d[2].hiz_blocks_rejected, d[2].early_z_killed), (0, 256));
+    assert_eq!((d[3].hiz_blocks_rejected, d[3].early_z_killed), (0, 256));
+    let img = s.queue.read_texture(&color).unwrap();
+    assert_eq!(pixel(&img, 16, 5, 5), [0, 255, 0, 255]);
+}

@@ -1,0 +1,195 @@
+//! Hierarchical Z (T7 "Hierarchical Z/Stencil"): one conservative depth bound per 8×8-pixel
+//! block of a depth surface, so the rasterizer can drop whole blocks of a triangle that
+//! certainly fail the depth test before any sample is tested or shaded.
+//!
+//! For "less"-type tests the bound is the block's maximum stored depth; for "greater"-type
+//! tests its minimum. Which one a surface keeps is set by the first depth-tested draw after a
+//! clear; a draw testing in the other direction disables Hi-Z until the next clear, as
+//! hardware does. Bounds are recomputed exactly from the stored depths at the end of each
+//! draw that writes depth, tile by tile; during a draw they may be stale but stay
+//! conservative (a "less" draw only lowers depths, so an old maximum is still an upper bound).
+//! Hi-Z never changes an image: it only skips work whose result is already known.
+
+use std::sync::Mutex;
+
+use crate::binning::TILE_SIZE;
+use crate::raster::BLOCK_SIZE;
+use crate::state::CompareFunction;
+
+/// Blocks per tile edge.
+const BLOCKS: u32 = TILE_SIZE / BLOCK_SIZE;
+
+/// What the bounds of a surface mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HiZMode {
+    /// Freshly cleared: every bound equals the clear value, so either direction works.
+    Cleared,
+    /// Bounds are block maxima (for Less / LessEqual).
+    Max,
+    /// Bounds are block minima (for Greater / GreaterEqual).
+    Min,
+    /// Disabled until the next clear.
+    Off,
+}
+
+/// The Hi-Z bounds of one depth surface, laid out tile by tile (each tile's 8×8 blocks are
+/// contiguous, so tile workers own disjoint parts).
+#[derive(Debug)]
+pub struct HiZBuffer {
+    pub mode: HiZMode,
+    tiles: Vec<Mutex<Vec<f32>>>,
+}
+
+impl HiZBuffer {
+    /// Bounds for a `width × height` surface whose depth is `clear` everywhere.
+    pub fn new(width: u32, height: u32, clear: f32) -> HiZBuffer {
+        let n = (width.div_ceil(TILE_SIZE) * height.div_ceil(TILE_SIZE)) as usize;
+        HiZBuffer {
+            mode: HiZMode::Cleared,
+            tiles: (0..n)
+                .map(|_| Mutex::new(vec![clear; (BLOCKS * BLOCKS) as usize]))
+                .collect(),
+        }
+    }
+
+    /// The surface was cleared to `z` (or discarded, `z` = 0).
+    pub fn clear(&mut self, z: f32) {
+        self.mode = HiZMode::Cleared;
+        for t in &mut self.tiles {
+            t.get_mut().unwrap_or_else(|e| e.into_inner()).fill(z);
+        }
+    }
+
+    /// The surface was written some other way (copy, upload): bounds are unknown.
+    pub fn invalidate(&mut self) {
+        self.mode = HiZMode::Off;
+    }
+
+    /// Prepares the buffer for a draw with this depth test (`writes`: the draw may write
+    /// depth); returns whether the draw may use Hi-Z to reject blocks.
+    pub fn begin_draw(&mut self, compare: CompareFunction, writes: bool) -> bool {
+        let wants = match compare {
+            CompareFunction::Less | CompareFunction::LessEqual => Some(HiZMode::Max),
+            CompareFunction::Greater | CompareFunction::GreaterEqual => Some(HiZMode::Min),
+            _ => None,
+        };
+        match (self.mode, wants) {
+            (HiZMode::Off, _) => false,
+            (HiZMode::Cleared, Some(w)) => {
+                self.mode = w;
+                true
+            }
+            // Writes of a direction-less test: keep exact maxima from now on.
+            (HiZMode::Cleared, None) => {
+                if writes {
+                    self.mode = HiZMode::Max;
+                }
+                false
+            }
+            (m, Some(w)) if m == w => true,
+            (_, Some(_)) => {
+                // The compare direction flipped: off until the next clear.
+                self.mode = HiZMode::Off;
+                false
+            }
+            (_, None) => false,
+        }
+    }
+
+    /// The bounds of tile `t` (its 8×8 blocks, row-major).
+    pub fn tile(&self, t: usize) -> std::sync::MutexGuard<'_, Vec<f32>> {
+        self.tiles[t].lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Whether a block whose triangle depth is at least `zmin` (at most `zmax`) certainly fails
+/// `compare` against a block bound, given the depth format's quantisation `q` (monotonic).
+#[inline]
+pub fn rejects(
+    mode: HiZMode,
+    compare: CompareFunction,
+    bound: f32,
+    zmin: f32,
+    zmax: f32,
+    q: impl Fn(f32) -> f32,
+) -> bool {
+    match (mode, compare) {
+        (HiZMode::Max, CompareFunction::Less) => q(zmin) >= bound,
+        (HiZMode::Max, CompareFunction::LessEqual) => q(zmin) > bound,
+        (HiZMode::Min, CompareFunction::Greater) => q(zmax) <= bound,
+        (HiZMode::Min, CompareFunction::GreaterEqual) => q(zmax) < bound,
+        _ => false,
+    }
+}
+
+/// Index of the block containing pixel (x, y) inside its tile's bounds.
+#[inline]
+pub fn block_index(x: u32, y: u32) -> usize {
+    (((y % TILE_SIZE) / BLOCK_SIZE) * BLOCKS + (x % TILE_SIZE) / BLOCK_SIZE) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direction_flip_disables_until_clear() {
+        let mut h = HiZBuffer::new(100, 70, 1.0);
+        assert!(h.begin_draw(CompareFunction::Less, true));
+        assert!(h.begin_draw(CompareFunction::LessEqual, true));
+        assert!(!h.begin_draw(CompareFunction::Always, true));
+        assert!(!h.begin_draw(CompareFunction::Greater, false));
+        assert!(
+            !h.begin_draw(CompareFunction::Less, true),
+            "off until the next clear"
+        );
+        h.clear(0.0);
+        assert!(h.begin_draw(CompareFunction::Greater, true));
+        assert_eq!(h.tile(3).len(), 64);
+    }
+
+    #[test]
+    fn rejection_is_conservative() {
+        let id = |z: f32| z;
+        assert!(rejects(
+            HiZMode::Max,
+            CompareFunction::Less,
+            0.5,
+            0.5,
+            0.9,
+            id
+        ));
+        assert!(!rejects(
+            HiZMode::Max,
+            CompareFunction::LessEqual,
+            0.5,
+            0.5,
+            0.9,
+            id
+        ));
+        assert!(!rejects(
+            HiZMode::Max,
+            CompareFunction::Less,
+            0.5,
+            0.49,
+            0.9,
+            id
+        ));
+        assert!(rejects(
+            HiZMode::Min,
+            CompareFunction::Greater,
+            0.5,
+            0.1,
+            0.5,
+            id
+        ));
+        assert!(!rejects(
+            HiZMode::Cleared,
+            CompareFunction::Less,
+            0.0,
+            0.5,
+            0.5,
+            id
+        ));
+    }
+}
