@@ -1,0 +1,420 @@
+//! The texel cache model (T4 "Texture cache"): a small per-unit L1 that holds *decoded*
+//! texels, backed by an L2 of raw texture memory, backed by memory.
+//!
+//! - **L1** lines are `line_width`×`line_height` texel squares of one mip slice (default 4×4,
+//!   the size of a BC block, so one BC/ETC/ASTC-4×4 block fills exactly one line). A line is
+//!   tagged by (texture, texture generation, view format and aspect, mip, slice, line x/y):
+//!   decoded texels depend on the view's interpretation (sRGB or not), and a write to the
+//!   texture bumps its generation so stale lines never hit. Each texel is held as four
+//!   32-bit register values (f32 bits or integers), 16 bytes — T4's "fatter" decoded texels.
+//!   **Decoding happens at fill**: compressed blocks are decoded (each distinct block once
+//!   per fill) and sRGB converted to linear there, never per sample. LRU replacement within
+//!   a set (sets: see below).
+//! - **L2** lines are `l2_line_bytes` of texture memory (in the tiled layout of `storage`),
+//!   tagged by address and generation; a miss fetches the whole line from memory
+//!   (`bytes_from_memory`). The L2 keeps tags only — its data would equal memory.
+//!
+//! Default geometry (`CacheConfig::default`): L1 64 lines × 16 texels × 16 B = 16 KiB,
+//! 4-way (16 sets); L2 256 KiB of 64-byte lines, 16-way (256 sets). With `storage`'s 8×8
+//! Morton tiles a 64-byte L2 line holds a 4×4 square of 4-byte texels, or 4×2 BC1 / 2×2
+//! BC3 blocks. L1 sets are indexed by the Morton interleave of the line coordinates (plus a
+//! hash of texture, mip and slice), so neighbouring lines never compete for a set.
+//!
+//! **Determinism.** The cache model belongs to one texture unit (`TextureUnit`), optionally
+//! sharing an L2 with other units. Texel values never depend on cache state: a line holds
+//! exactly what decoding the current memory through the same view would produce.
+//!
+//! A *request* (T4's unit of "misses per request") is one filter footprint: the 1, 2×2 or
+//! 2×2×2 texels of a point or (bi/tri)linear tap. Each distinct L1 line a footprint touches
+//! is one L1 access.
+
+use std::sync::{Arc, Mutex};
+
+use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
+use crate::format::{TextureAspect, TextureFormat};
+use crate::storage::{Texture, TextureDimension};
+
+/// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
+/// count, L1 lines to 65536, L2 lines to `MAX_LINES`; line sides rounded down to powers
+/// of two ≤ 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// L1 capacity in lines.
+    pub l1_lines: u32,
+    pub l1_ways: u32,
+    /// Texels per L1 line across and down.
+    pub line_width: u32,
+    pub line_height: u32,
+    /// L2 capacity in bytes.
+    pub l2_bytes: u32,
+    pub l2_line_bytes: u32,
+    pub l2_ways: u32,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            l1_lines: 64,
+            l1_ways: 4,
+            line_width: 4,
+            line_height: 4,
+            l2_bytes: 256 * 1024,
+            l2_line_bytes: 64,
+            l2_ways: 16,
+        }
+    }
+}
+
+/// Largest L2 line count a configuration may ask for (bounds the model's memory).
+pub const MAX_LINES: u32 = 1 << 20;
+
+impl CacheConfig {
+    fn sanitized(self) -> CacheConfig {
+        let pow2 = |v: u32| {
+            let v = v.clamp(1, 16);
+            1 << (31 - v.leading_zeros())
+        };
+        let l1_lines = self.l1_lines.clamp(1, 1 << 16);
+        let l2_line_bytes = self.l2_line_bytes.clamp(1, 1 << 16);
+        let l2_lines = (self.l2_bytes / l2_line_bytes).clamp(1, MAX_LINES);
+        CacheConfig {
+            l1_lines,
+            l1_ways: self.l1_ways.clamp(1, l1_lines),
+            line_width: pow2(self.line_width),
+            line_height: pow2(self.line_height),
+            l2_bytes: l2_lines * l2_line_bytes,
+            l2_line_bytes,
+            l2_ways: self.l2_ways.clamp(1, l2_lines),
+        }
+    }
+}
+
+/// What the texel cache did. Read with `TextureUnit::stats`, reset with `reset_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TexelCacheStats {
+    /// Filter footprints looked up (one per point, bilinear or trilinear-in-3D tap).
+    pub requests: u64,
+    /// Texels read by those footprints.
+    pub texel_reads: u64,
+    pub l1_accesses: u64,
+    pub l1_hits: u64,
+    pub l1_misses: u64,
+    /// Texels brought into L1 by fills (misses × line texels).
+    pub l1_texels_filled: u64,
+    pub l2_accesses: u64,
+    pub l2_hits: u64,
+    pub l2_misses: u64,
+    pub bytes_from_memory: u64,
+    /// Compressed blocks decoded by L1 fills.
+    pub blocks_decoded: u64,
+}
+
+impl TexelCacheStats {
+    /// Adds another unit's counts.
+    pub fn merge(&mut self, o: &TexelCacheStats) {
+        self.requests += o.requests;
+        self.texel_reads += o.texel_reads;
+        self.l1_accesses += o.l1_accesses;
+        self.l1_hits += o.l1_hits;
+        self.l1_misses += o.l1_misses;
+        self.l1_texels_filled += o.l1_texels_filled;
+        self.l2_accesses += o.l2_accesses;
+        self.l2_hits += o.l2_hits;
+        self.l2_misses += o.l2_misses;
+        self.bytes_from_memory += o.bytes_from_memory;
+        self.blocks_decoded += o.blocks_decoded;
+    }
+
+    /// L1 line misses per request.
+    pub fn line_misses_per_request(&self) -> f64 {
+        self.l1_misses as f64 / self.requests.max(1) as f64
+    }
+
+    /// Texels filled into L1 per request — T4's "misses per request" counted in texels
+    /// (about 1.25 for mip-mapped, screen-aligned bilinear access).
+    pub fn texel_misses_per_request(&self) -> f64 {
+        self.l1_texels_filled as f64 / self.requests.max(1) as f64
+    }
+
+    /// L1 hit rate over accesses.
+    pub fn l1_hit_rate(&self) -> f64 {
+        self.l1_hits as f64 / self.l1_accesses.max(1) as f64
+    }
+}
+
+/// An L1 line tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LineKey {
+    tex: u64,
+    generation: u64,
+    format: TextureFormat,
+    aspect: TextureAspect,
+    level: u32,
+    slice: u32,
+    lx: u32,
+    ly: u32,
+}
+
+impl LineKey {
+    /// Set index: the Morton interleave of the line's x and y (so any square of
+    /// neighbouring lines spreads over distinct sets, as texture caches index by tile
+    /// coordinate bits), offset by a hash of the rest of the tag so different mips, slices
+    /// and textures do not all start in set 0.
+    fn set(&self, sets: usize) -> usize {
+        let mut h = self.tex.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for v in [self.generation, self.level as u64, self.slice as u64] {
+            h = (h ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(23);
+        }
+        let spread = |v: u32| {
+            let mut v = v as u64 & 0xffff;
+            v = (v | v << 8) & 0x00ff_00ff;
+            v = (v | v << 4) & 0x0f0f_0f0f;
+            v = (v | v << 2) & 0x3333_3333;
+            (v | v << 1) & 0x5555_5555
+        };
+        let morton = spread(self.lx) | spread(self.ly) << 1;
+        ((morton ^ (h >> 40)) % sets as u64) as usize
+    }
+}
+
+/// The shared L2: tags of memory lines, LRU.
+#[derive(Debug)]
+pub struct L2Cache {
+    line_bytes: u64,
+    ways: usize,
+    /// (line address, generation, last use) per way, `sets × ways`.
+    tags: Vec<Option<(u64, u64, u64)>>,
+    clock: u64,
+}
+
+impl L2Cache {
+    /// An empty L2 of `config`'s L2 geometry.
+    pub fn new(config: &CacheConfig) -> L2Cache {
+        let c = config.sanitized();
+        let lines = (c.l2_bytes / c.l2_line_bytes) as usize;
+        let ways = c.l2_ways as usize;
+        L2Cache {
+            line_bytes: c.l2_line_bytes as u64,
+            ways,
+            tags: vec![None; (lines / ways).max(1) * ways],
+            clock: 0,
+        }
+    }
+
+    /// Looks up the memory line holding `address`; true on a hit. A miss allocates it.
+    fn access(&mut self, address: u64, generation: u64) -> bool {
+        let line = address / self.line_bytes;
+        let sets = self.tags.len() / self.ways;
+        let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let set = ((mix >> 32) ^ line) as usize % sets;
+        let ways = &mut self.tags[set * self.ways..(set + 1) * self.ways];
+        self.clock += 1;
+        for w in ways.iter_mut().flatten() {
+            if w.0 == line && w.1 == generation {
+                w.2 = self.clock;
+                return true;
+            }
+        }
+        let victim = ways
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, w)| w.map_or(0, |w| w.2))
+            .map_or(0, |(i, _)| i);
+        ways[victim] = Some((line, generation, self.clock));
+        false
+    }
+}
+
+/// A texel position the unit wants: absolute mip level, storage slice, texel x, y — all in
+/// range (the unit resolves addressing and borders first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TexelAddr {
+    pub level: u32,
+    pub slice: u32,
+    pub x: u32,
+    pub y: u32,
+}
+
+/// How the texels are read: which texture and which interpretation of it.
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'a> {
+    pub texture: &'a Texture,
+    pub format: TextureFormat,
+    pub aspect: TextureAspect,
+}
+
+/// One texture unit's L1 plus its handle on an L2.
+#[derive(Debug)]
+pub(crate) struct TexelCache {
+    config: CacheConfig,
+    sets: usize,
+    ways: usize,
+    line_texels: usize,
+    /// (tag, last use) per way, `sets × ways`.
+    tags: Vec<Option<(LineKey, u64)>>,
+    /// Decoded texels, `line_texels` per way.
+    data: Vec<[u32; 4]>,
+    clock: u64,
+    l2: Arc<Mutex<L2Cache>>,
+    pub stats: TexelCacheStats,
+}
+
+impl TexelCache {
+    pub fn new(config: CacheConfig, l2: Arc<Mutex<L2Cache>>) -> TexelCache {
+        let config = config.sanitized();
+        let ways = config.l1_ways as usize;
+        let sets = (config.l1_lines as usize / ways).max(1);
+        let line_texels = (config.line_width * config.line_height) as usize;
+        TexelCache {
+            config,
+            sets,
+            ways,
+            line_texels,
+            tags: vec![None; sets * ways],
+            data: vec![[0; 4]; sets * ways * line_texels],
+            clock: 0,
+            l2,
+            stats: TexelCacheStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// Line shape for a texture: 1D textures use one row of the same number of texels.
+    fn line_dims(&self, tex: &Texture) -> (u32, u32) {
+        if tex.desc().dimension == TextureDimension::D1 {
+            (self.config.line_width * self.config.line_height, 1)
+        } else {
+            (self.config.line_width, self.config.line_height)
+        }
+    }
+
+    /// Reads one footprint's texels (one request) into `out`.
+    pub fn fetch(&mut self, src: &Source, taps: &[TexelAddr], out: &mut [[u32; 4]]) {
+        self.stats.requests += 1;
+        self.stats.texel_reads += taps.len() as u64;
+        let (lw, lh) = self.line_dims(src.texture);
+        let key_of = |tap: &TexelAddr| LineKey {
+            tex: src.texture.id(),
+            generation: src.texture.generation(),
+            format: src.format,
+            aspect: src.aspect,
+            level: tap.level,
+            slice: tap.slice,
+            lx: tap.x / lw,
+            ly: tap.y / lh,
+        };
+        // One access per distinct line; its taps are read out right away, so a later
+        // access of the same footprint may evict the line without changing results.
+        let mut done = [false; 8];
+        for i in 0..taps.len().min(out.len()) {
+            if done.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let key = key_of(&taps[i]);
+            let way = self.access(src, &key, (lw, lh));
+            for j in i..taps.len().min(out.len()) {
+                if j == i || (!done.get(j).copied().unwrap_or(false) && key_of(&taps[j]) == key) {
+                    let t = &taps[j];
+                    let within = ((t.y % lh) * lw + t.x % lw) as usize;
+                    out[j] = self.data[way * self.line_texels + within];
+                    if let Some(d) = done.get_mut(j) {
+                        *d = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One L1 access: returns the way holding `key`, filling it on a miss.
+    fn access(&mut self, src: &Source, key: &LineKey, dims: (u32, u32)) -> usize {
+        self.stats.l1_accesses += 1;
+        self.clock += 1;
+        let set = key.set(self.sets);
+        let base = set * self.ways;
+        for w in base..base + self.ways {
+            if let Some((k, stamp)) = &mut self.tags[w]
+                && k == key
+            {
+                *stamp = self.clock;
+                self.stats.l1_hits += 1;
+                return w;
+            }
+        }
+        self.stats.l1_misses += 1;
+        self.stats.l1_texels_filled += self.line_texels as u64;
+        let victim = (base..base + self.ways)
+            .min_by_key(|&w| self.tags[w].map_or(0, |t| t.1))
+            .unwrap_or(base);
+        self.tags[victim] = Some((*key, self.clock));
+        self.fill(src, key, dims, victim);
+        victim
+    }
+
+    /// Fills way `way` with the decoded texels of line `key`: reads the elements (texels or
+    /// blocks) it covers through the L2, decodes each compressed block once.
+    fn fill(&mut self, src: &Source, key: &LineKey, (lw, lh): (u32, u32), way: usize) {
+        let tex = src.texture;
+        let format = src.format;
+        let (bw, bh) = format.block_dims();
+        let [ew, eh] = tex.mip_elements(key.level);
+        let elem_bytes = format.block_size() as u64;
+        let mut l2_lines: Vec<u64> = Vec::with_capacity(16);
+        let mut block = [[0f32; 4]; MAX_BLOCK_TEXELS];
+        let mut decoded: Option<(u32, u32)> = None;
+        let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
+        let mut l2 = self.l2.lock().unwrap_or_else(|e| e.into_inner());
+        for ty in 0..lh {
+            for tx in 0..lw {
+                let (x, y) = (key.lx * lw + tx, key.ly * lh + ty);
+                let (ex, ey) = (x / bw, y / bh);
+                let out = &mut line[(ty * lw + tx) as usize];
+                *out = [0; 4];
+                if ex >= ew || ey >= eh {
+                    continue;
+                }
+                let Some(offset) = tex.element_offset(key.level, key.slice, ex, ey) else {
+                    continue;
+                };
+                let address = (tex.id() << 40) | offset;
+                if decoded != Some((ex, ey)) {
+                    // A new element: its bytes come through the L2.
+                    let lb = l2.line_bytes;
+                    let first = address / lb;
+                    let last = (address + elem_bytes - 1) / lb;
+                    for l in first..=last {
+                        if !l2_lines.contains(&l) {
+                            l2_lines.push(l);
+                            self.stats.l2_accesses += 1;
+                            if l2.access(l * lb, tex.generation()) {
+                                self.stats.l2_hits += 1;
+                            } else {
+                                self.stats.l2_misses += 1;
+                                self.stats.bytes_from_memory += lb;
+                            }
+                        }
+                    }
+                }
+                let Some(bytes) = tex.element(key.level, key.slice, ex, ey) else {
+                    continue;
+                };
+                if format.is_compressed() {
+                    if decoded != Some((ex, ey)) {
+                        if decode_block(format, bytes, &mut block).is_err() {
+                            block = [[0.0; 4]; MAX_BLOCK_TEXELS];
+                        }
+                        decoded = Some((ex, ey));
+                        self.stats.blocks_decoded += 1;
+                    }
+                    let c = block[((y % bh) * bw + x % bw) as usize];
+                    *out = c.map(f32::to_bits);
+                } else {
+                    decoded = Some((ex, ey));
+                    *out = format.decode_bits(src.aspect, bytes);
+                }
+            }
+        }
+    }
+}

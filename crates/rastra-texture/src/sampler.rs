@@ -1,0 +1,193 @@
+//! Sampler state — T4's first piece of texture state: "filter mode, addressing mode, max
+//! anisotropy, stuff like that". WebGPU's `GPUSamplerDescriptor` (§7.1) plus clamp-to-border
+//! with the three Vulkan border colours. Validated once (`Sampler::new`); the texture unit
+//! trusts a `Sampler`.
+
+use crate::{TextureError, invalid};
+
+/// What happens to coordinates outside [0, 1] (Vulkan §16.7 "Texel Coordinate Wrapping").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum AddressMode {
+    #[default]
+    ClampToEdge,
+    Repeat,
+    MirrorRepeat,
+    /// Texels outside the image read the sampler's border colour.
+    ClampToBorder,
+}
+
+/// Border colours for `ClampToBorder` (float formats read them as floats, integer formats as
+/// 0 / 1 integers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum BorderColor {
+    #[default]
+    TransparentBlack,
+    OpaqueBlack,
+    OpaqueWhite,
+}
+
+impl BorderColor {
+    /// The colour as RGBA values.
+    pub fn rgba(self) -> [f32; 4] {
+        match self {
+            BorderColor::TransparentBlack => [0.0; 4],
+            BorderColor::OpaqueBlack => [0.0, 0.0, 0.0, 1.0],
+            BorderColor::OpaqueWhite => [1.0; 4],
+        }
+    }
+}
+
+/// Nearest or linear, for magnification, minification and between mips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum FilterMode {
+    #[default]
+    Nearest,
+    Linear,
+}
+
+/// Depth comparison `reference OP texel` (WebGPU `GPUCompareFunction`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareFunction {
+    Never,
+    Less,
+    Equal,
+    LessEqual,
+    Greater,
+    NotEqual,
+    GreaterEqual,
+    Always,
+}
+
+impl CompareFunction {
+    /// Every compare function.
+    pub const ALL: [CompareFunction; 8] = [
+        CompareFunction::Never,
+        CompareFunction::Less,
+        CompareFunction::Equal,
+        CompareFunction::LessEqual,
+        CompareFunction::Greater,
+        CompareFunction::NotEqual,
+        CompareFunction::GreaterEqual,
+        CompareFunction::Always,
+    ];
+
+    /// 1.0 when `reference OP texel` holds, else 0.0.
+    pub fn test(self, reference: f32, texel: f32) -> f32 {
+        let pass = match self {
+            CompareFunction::Never => false,
+            CompareFunction::Less => reference < texel,
+            CompareFunction::Equal => reference == texel,
+            CompareFunction::LessEqual => reference <= texel,
+            CompareFunction::Greater => reference > texel,
+            CompareFunction::NotEqual => reference != texel,
+            CompareFunction::GreaterEqual => reference >= texel,
+            CompareFunction::Always => true,
+        };
+        if pass { 1.0 } else { 0.0 }
+    }
+}
+
+/// Sampler descriptor. Defaults are WebGPU's: clamp-to-edge, nearest everywhere, LOD clamp
+/// [0, 32], no compare, anisotropy 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplerDesc {
+    pub address_mode_u: AddressMode,
+    pub address_mode_v: AddressMode,
+    pub address_mode_w: AddressMode,
+    pub mag_filter: FilterMode,
+    pub min_filter: FilterMode,
+    pub mipmap_filter: FilterMode,
+    pub lod_min_clamp: f32,
+    pub lod_max_clamp: f32,
+    pub compare: Option<CompareFunction>,
+    /// 1 to 16 (WebGPU allows larger values and clamps them to the implementation's 16).
+    pub max_anisotropy: u16,
+    pub border_color: BorderColor,
+}
+
+impl Default for SamplerDesc {
+    fn default() -> Self {
+        SamplerDesc {
+            address_mode_u: AddressMode::ClampToEdge,
+            address_mode_v: AddressMode::ClampToEdge,
+            address_mode_w: AddressMode::ClampToEdge,
+            mag_filter: FilterMode::Nearest,
+            min_filter: FilterMode::Nearest,
+            mipmap_filter: FilterMode::Nearest,
+            lod_min_clamp: 0.0,
+            lod_max_clamp: 32.0,
+            compare: None,
+            max_anisotropy: 1,
+            border_color: BorderColor::TransparentBlack,
+        }
+    }
+}
+
+impl SamplerDesc {
+    /// Linear mag, min and mip filters (trilinear).
+    pub fn trilinear() -> Self {
+        SamplerDesc {
+            mag_filter: FilterMode::Linear,
+            min_filter: FilterMode::Linear,
+            mipmap_filter: FilterMode::Linear,
+            ..SamplerDesc::default()
+        }
+    }
+
+    /// The same address mode on every axis.
+    pub fn with_address(mut self, mode: AddressMode) -> Self {
+        self.address_mode_u = mode;
+        self.address_mode_v = mode;
+        self.address_mode_w = mode;
+        self
+    }
+}
+
+/// Anisotropy the texture unit supports at most.
+pub const MAX_ANISOTROPY: u16 = 16;
+
+/// A validated sampler.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampler {
+    desc: SamplerDesc,
+    /// `max_anisotropy` clamped to `MAX_ANISOTROPY`.
+    anisotropy: u16,
+}
+
+impl Sampler {
+    /// Checks WebGPU `createSampler`: 0 ≤ lod_min ≤ lod_max (no NaN), anisotropy ≥ 1, and
+    /// linear mag/min/mip filters whenever anisotropy > 1.
+    pub fn new(desc: SamplerDesc) -> Result<Sampler, TextureError> {
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // rejects NaN too
+        if !(desc.lod_min_clamp >= 0.0) || !(desc.lod_max_clamp >= desc.lod_min_clamp) {
+            return invalid!(
+                "LOD clamp [{}, {}] must satisfy 0 ≤ min ≤ max",
+                desc.lod_min_clamp,
+                desc.lod_max_clamp
+            );
+        }
+        if desc.max_anisotropy == 0 {
+            return invalid!("max_anisotropy must be at least 1");
+        }
+        if desc.max_anisotropy > 1
+            && (desc.mag_filter != FilterMode::Linear
+                || desc.min_filter != FilterMode::Linear
+                || desc.mipmap_filter != FilterMode::Linear)
+        {
+            return invalid!("max_anisotropy > 1 needs linear mag, min and mipmap filters");
+        }
+        Ok(Sampler {
+            desc,
+            anisotropy: desc.max_anisotropy.min(MAX_ANISOTROPY),
+        })
+    }
+
+    pub fn desc(&self) -> &SamplerDesc {
+        &self.desc
+    }
+
+    /// The anisotropy the unit will use (1–16).
+    pub fn anisotropy(&self) -> u16 {
+        self.anisotropy
+    }
+}

@@ -1,0 +1,974 @@
+//! The texture unit (T4, and T8's quads): takes a 2×2 quad's texture coordinates from the
+//! shader core and returns four results, reading texels only through its texel cache.
+//!
+//! The pipeline of one request, as T4 lists it:
+//! 1. **Gradients.** `Lod::Implicit` and `Lod::Bias` take per-pixel (fine) differences inside
+//!    the quad — lane i is pixel (i & 1, i >> 1), so lanes 0,1 and 2,3 give ∂/∂x, lanes 0,2
+//!    and 1,3 give ∂/∂y; `Lod::Grad` takes the shader's gradients; `Lod::Level` needs none.
+//!    Cube maps project the direction gradients onto each lane's face (Vulkan §16.5.5).
+//! 2. **LOD** (Vulkan §16.6.7): gradients scaled to texels of the view's base level,
+//!    ρx = |∂(u,v,w)/∂x|, ρy likewise; isotropic λ = log2(max(ρx, ρy)). With anisotropy
+//!    (sampler `max_anisotropy` > 1, implicit / bias / grad LOD), the footprint's major and
+//!    minor axes are ρmax and ρmin, N = min(⌈ρmax / ρmin⌉, max_anisotropy) probes, and
+//!    λ = log2(ρmax / N) — the LOD of the minor axis unless N hits the cap. Then bias, the
+//!    sampler's [lod_min, lod_max] clamp (NaN → lod_min). λ ≤ 0 magnifies (mag filter), else
+//!    minifies (min filter). Levels: d = clamp(λ, 0, q); nearest mip = ⌈d + ½⌉ − 1, linear mip
+//!    blends ⌊d⌋ and ⌊d⌋ + 1 by the fraction (trilinear).
+//! 3. **Anisotropic probes.** N probes spaced evenly along the major-axis gradient (the
+//!    screen axis with the longer texel-space footprint), at offsets ((k + ½)/N − ½) of its
+//!    length, equally weighted, each a full bilinear/trilinear sample at λ — so the probes
+//!    tile the pixel's footprint along its length, each covering a minor-axis-wide square.
+//! 4. **Addressing** on integer texel coordinates (§16.7): repeat, mirror-repeat,
+//!    clamp-to-edge, clamp-to-border (border texels read the border colour). Cube maps
+//!    select a face and are always seamless (`cube`).
+//! 5. **Texel fetch** through the cache, one request per footprint (`cache`).
+//! 6. **Filtering** in f32 with exact weights: for linear, u' = u·size − ½, weights frac(u')
+//!    and 1 − frac(u'). Unorm8 textures are filtered on their exact decoded values, more
+//!    precisely than lavapipe's 8-bit fixed-point weights (differences up to ~1/255 of the
+//!    texel difference are expected against it). Depth compares happen per texel, before
+//!    filtering (percentage-closer filtering); the result is the filtered 0/1 fraction.
+//!
+//! Requests that are invalid for the view (a view of another texture, filtering an integer
+//! texture, compare on a colour texture, sampling a multisampled texture) are errors;
+//! everything about coordinates (NaN, infinities, far out of range) has a defined result.
+
+use std::sync::{Arc, Mutex};
+
+use crate::cache::{CacheConfig, L2Cache, Source, TexelAddr, TexelCache, TexelCacheStats};
+use crate::cube;
+use crate::format::{SampleType, TextureFormat};
+use crate::sampler::{AddressMode, FilterMode, Sampler};
+use crate::storage::Texture;
+use crate::view::{TextureView, TextureViewDimension};
+use crate::{TextureError, invalid};
+
+/// One quad's texture coordinates: lane i is pixel (i & 1, i >> 1) of the quad.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quad {
+    /// Normalised (u, v, w) for 1D/2D/3D views (unused components ignored); a direction
+    /// for cube views.
+    pub coords: [[f32; 3]; 4],
+    /// Array layer (2D arrays) or cube index (cube arrays), clamped to the view's range.
+    pub array_index: [i32; 4],
+    /// Constant texel offset added to the integer texel coordinates (not for cube views).
+    pub offset: [i32; 3],
+}
+
+impl Quad {
+    /// A quad of 3-component coordinates, array index 0, no offset.
+    pub fn new(coords: [[f32; 3]; 4]) -> Quad {
+        Quad {
+            coords,
+            array_index: [0; 4],
+            offset: [0; 3],
+        }
+    }
+
+    /// A quad of 2D coordinates.
+    pub fn uv(c: [[f32; 2]; 4]) -> Quad {
+        Quad::new(c.map(|[u, v]| [u, v, 0.0]))
+    }
+
+    /// The quad of pixels (x, y)…(x + 1, y + 1) for a screen-aligned mapping
+    /// u = (px + ½)·du, v = (py + ½)·dv (pixel centres).
+    pub fn screen(x: u32, y: u32, du: f32, dv: f32) -> Quad {
+        Quad::uv(std::array::from_fn(|i| {
+            let px = x.saturating_add(i as u32 & 1) as f32 + 0.5;
+            let py = y.saturating_add(i as u32 >> 1) as f32 + 0.5;
+            [px * du, py * dv]
+        }))
+    }
+
+    pub fn with_array_index(mut self, index: [i32; 4]) -> Quad {
+        self.array_index = index;
+        self
+    }
+
+    pub fn with_offset(mut self, offset: [i32; 3]) -> Quad {
+        self.offset = offset;
+        self
+    }
+}
+
+/// How the LOD is chosen (WGSL textureSample / SampleBias / SampleLevel / SampleGrad).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lod {
+    /// From per-pixel gradients inside the quad.
+    Implicit,
+    /// Implicit plus a per-lane bias.
+    Bias([f32; 4]),
+    /// Explicit per-lane LOD (no anisotropy).
+    Level([f32; 4]),
+    /// Explicit per-lane gradients of the coordinates along screen x and y.
+    Grad {
+        ddx: [[f32; 3]; 4],
+        ddy: [[f32; 3]; 4],
+    },
+}
+
+/// A texture unit: the sampling pipeline plus its texel cache.
+#[derive(Debug)]
+pub struct TextureUnit {
+    cache: TexelCache,
+}
+
+/// A sample position at one level: normalised flat coordinates, or a cube face position.
+#[derive(Clone, Copy, Debug)]
+enum Pos {
+    Flat([f32; 3]),
+    Cube { face: u32, s: f32, t: f32 },
+}
+
+/// What one lane needs besides its position.
+#[derive(Clone, Copy, Debug)]
+struct LaneCtx {
+    /// First storage slice of the lane's layer (or cube) — unused by 3D views.
+    slice: u32,
+    depth_ref: Option<f32>,
+}
+
+/// Per-lane LOD outcome.
+#[derive(Clone, Copy, Debug)]
+struct LaneLod {
+    lambda: f32,
+    /// Anisotropic probes and the major axis (in the position's coordinate space).
+    probes: u32,
+    axis: [f32; 3],
+}
+
+/// Border results per tap.
+enum Tap {
+    Texel(TexelAddr),
+    Border,
+    /// A cube corner: replaced by the mean of the other taps.
+    Corner,
+}
+
+impl TextureUnit {
+    /// A unit with its own L1 and its own L2 of `config`'s geometry.
+    pub fn new(config: CacheConfig) -> TextureUnit {
+        let l2 = Arc::new(Mutex::new(L2Cache::new(&config)));
+        TextureUnit::with_l2(config, l2)
+    }
+
+    /// A unit with its own L1 sharing `l2` with other units.
+    pub fn with_l2(config: CacheConfig, l2: Arc<Mutex<L2Cache>>) -> TextureUnit {
+        TextureUnit {
+            cache: TexelCache::new(config, l2),
+        }
+    }
+
+    /// The cache geometry in use (after clamping).
+    pub fn config(&self) -> &CacheConfig {
+        self.cache.config()
+    }
+
+    /// The texel cache's counters since the last reset.
+    pub fn stats(&self) -> TexelCacheStats {
+        self.cache.stats
+    }
+
+    /// Zeroes the counters (the cache contents stay).
+    pub fn reset_stats(&mut self) {
+        self.cache.stats = TexelCacheStats::default();
+    }
+
+    // ---- sampling entry points ---------------------------------------------------------
+
+    /// textureSample: implicit LOD from the quad.
+    pub fn sample(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Implicit, None)
+    }
+
+    /// textureSampleBias.
+    pub fn sample_bias(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        bias: [f32; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Bias(bias), None)
+    }
+
+    /// textureSampleLevel.
+    pub fn sample_level(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        level: [f32; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Level(level), None)
+    }
+
+    /// textureSampleGrad.
+    pub fn sample_grad(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        ddx: [[f32; 3]; 4],
+        ddy: [[f32; 3]; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Grad { ddx, ddy }, None)
+    }
+
+    /// textureSampleCompare: implicit LOD, per-texel compare then filtering (PCF). The
+    /// result is in `.x` (`[v, 0, 0, 1]`).
+    pub fn sample_compare(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        depth_ref: [f32; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Implicit, Some(depth_ref))
+    }
+
+    /// textureSampleCompareLevel (WGSL samples level 0: pass `[0.0; 4]`).
+    pub fn sample_compare_level(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        depth_ref: [f32; 4],
+        level: [f32; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        self.sample_with(tex, view, sampler, quad, Lod::Level(level), Some(depth_ref))
+    }
+
+    /// Every sampling operation: `lod` chooses the level, `depth_ref` makes it a compare.
+    pub fn sample_with(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        lod: Lod,
+        depth_ref: Option<[f32; 4]>,
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        check_view(tex, view)?;
+        if tex.desc().sample_count > 1 {
+            return invalid!("multisampled textures can only be loaded, not sampled");
+        }
+        let st = view.sample_type();
+        if matches!(st, SampleType::Uint | SampleType::Sint) {
+            return invalid!(
+                "integer texture {:?} cannot be sampled with a filter",
+                view.format
+            );
+        }
+        check_compare(view, sampler, depth_ref.is_some())?;
+        let src = Source {
+            texture: tex,
+            format: view.format,
+            aspect: view.aspect,
+        };
+        let (pos, lods) = self.setup(view, sampler, quad, lod);
+        let mut out = [[0.0; 4]; 4];
+        for lane in 0..4 {
+            let ctx = LaneCtx {
+                slice: lane_slice(view, quad.array_index[lane]),
+                depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
+            };
+            out[lane] = self.sample_lane(&src, view, sampler, quad, pos[lane], lods[lane], &ctx);
+        }
+        Ok(out)
+    }
+
+    /// textureGather: component `component` (0–3) of the four texels of the bilinear
+    /// footprint at the view's base level, as register bits, in the order
+    /// (u0, v1), (u1, v1), (u1, v0), (u0, v0) (Vulkan §16.10 "Texel Gathering").
+    pub fn gather(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        component: u32,
+    ) -> Result<[[u32; 4]; 4], TextureError> {
+        if component > 3 {
+            return invalid!("gather component {component} is not 0–3");
+        }
+        check_compare(view, sampler, false)?;
+        let vals = self.gather_texels(tex, view, sampler, quad, None)?;
+        let c = component as usize;
+        Ok(vals.map(|texels| texels.map(|t| t[c])))
+    }
+
+    /// textureGatherCompare: the four compare results (0 or 1) of the footprint.
+    pub fn gather_compare(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        depth_ref: [f32; 4],
+    ) -> Result<[[f32; 4]; 4], TextureError> {
+        check_compare(view, sampler, true)?;
+        let vals = self.gather_texels(tex, view, sampler, quad, Some(depth_ref))?;
+        Ok(vals.map(|texels| texels.map(|t| f32::from_bits(t[0]))))
+    }
+
+    /// textureLoad (texelFetch): integer texel coordinates at view level `level`, array
+    /// layer (or cube face for cube views) and sample, as register bits. Anything out of
+    /// bounds reads zero (robust access).
+    pub fn load(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        coords: [[i32; 3]; 4],
+        array_index: [i32; 4],
+        level: [i32; 4],
+        sample_index: [i32; 4],
+    ) -> Result<[[u32; 4]; 4], TextureError> {
+        check_view(tex, view)?;
+        let src = Source {
+            texture: tex,
+            format: view.format,
+            aspect: view.aspect,
+        };
+        let samples = tex.desc().sample_count as i64;
+        let mut out = [[0u32; 4]; 4];
+        for lane in 0..4 {
+            let lv = level[lane] as i64;
+            if lv < 0 || lv >= view.mip_level_count as i64 {
+                continue;
+            }
+            let size = view.level_size(lv as u32);
+            let [x, y, z] = coords[lane].map(|v| v as i64);
+            let (w, h) = (size[0] as i64, size[1] as i64);
+            let is3d = view.dimension == TextureViewDimension::D3;
+            let h = if view.dimension == TextureViewDimension::D1 {
+                1
+            } else {
+                h
+            };
+            if x < 0 || x >= w || y < 0 || y >= h {
+                continue;
+            }
+            let s = sample_index[lane] as i64;
+            if s < 0 || s >= samples {
+                continue;
+            }
+            let slice = if is3d {
+                if z < 0 || z >= size[2] as i64 {
+                    continue;
+                }
+                z as u32
+            } else {
+                let a = array_index[lane] as i64;
+                if a < 0 || a >= view.array_layer_count as i64 {
+                    continue;
+                }
+                ((view.base_array_layer as i64 + a) * samples + s) as u32
+            };
+            let addr = TexelAddr {
+                level: view.base_mip_level + lv as u32,
+                slice,
+                x: x as u32,
+                y: y as u32,
+            };
+            let mut v = [[0u32; 4]; 1];
+            self.cache.fetch(&src, &[addr], &mut v);
+            out[lane] = v[0];
+        }
+        Ok(out)
+    }
+
+    // ---- queries -----------------------------------------------------------------------
+
+    /// textureDimensions at view level `level`: width, height, depth (3D) or layers
+    /// (arrays; cube arrays count cubes). A level outside the view gives zeros.
+    pub fn dimensions(view: &TextureView, level: u32) -> [u32; 3] {
+        if level >= view.mip_level_count {
+            return [0; 3];
+        }
+        let [w, h, d] = view.level_size(level);
+        match view.dimension {
+            TextureViewDimension::D1 => [w, 1, 1],
+            TextureViewDimension::D2 | TextureViewDimension::Cube => [w, h, 1],
+            TextureViewDimension::D2Array | TextureViewDimension::CubeArray => {
+                [w, h, view.layers()]
+            }
+            TextureViewDimension::D3 => [w, h, d],
+        }
+    }
+
+    /// textureNumLevels.
+    pub fn num_levels(view: &TextureView) -> u32 {
+        view.mip_level_count
+    }
+
+    /// textureNumLayers (cube arrays count cubes).
+    pub fn num_layers(view: &TextureView) -> u32 {
+        view.layers()
+    }
+
+    /// textureNumSamples.
+    pub fn num_samples(view: &TextureView) -> u32 {
+        view.texture.sample_count
+    }
+
+    // ---- the pipeline ------------------------------------------------------------------
+
+    /// Per-lane positions (faces projected for cubes) and LODs.
+    fn setup(
+        &self,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        lod: Lod,
+    ) -> ([Pos; 4], [LaneLod; 4]) {
+        let size0 = view.level_size(0);
+        let dims = view_dims(view);
+        let cube = view.is_cube();
+        let c = quad.coords;
+        let pos: [Pos; 4] = std::array::from_fn(|l| {
+            if cube {
+                let fc = cube::face_coord(c[l]);
+                Pos::Cube {
+                    face: fc.face,
+                    s: fc.s,
+                    t: fc.t,
+                }
+            } else {
+                Pos::Flat(c[l])
+            }
+        });
+        let grads: Option<[([f32; 3], [f32; 3]); 4]> = match lod {
+            Lod::Level(_) => None,
+            Lod::Grad { ddx, ddy } => Some(std::array::from_fn(|l| (ddx[l], ddy[l]))),
+            Lod::Implicit | Lod::Bias(_) => Some(std::array::from_fn(|l| {
+                let row = l & 2;
+                let col = l & 1;
+                (sub3(c[row + 1], c[row]), sub3(c[col + 2], c[col]))
+            })),
+        };
+        let lods = std::array::from_fn(|l| {
+            let Some((dx, dy)) = grads.map(|g| g[l]) else {
+                let lambda = match lod {
+                    Lod::Level(v) => v[l],
+                    _ => 0.0,
+                };
+                return LaneLod {
+                    lambda: clamp_lod(lambda, sampler),
+                    probes: 1,
+                    axis: [0.0; 3],
+                };
+            };
+            // Gradients in the position's space (face s,t for cubes) and in texels.
+            let (gx, gy) = match pos[l] {
+                Pos::Cube { face, .. } => {
+                    let a = cube::project_derivative(c[l], dx, face);
+                    let b = cube::project_derivative(c[l], dy, face);
+                    ([a[0], a[1], 0.0], [b[0], b[1], 0.0])
+                }
+                Pos::Flat(_) => (mask(dx, dims), mask(dy, dims)),
+            };
+            let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
+            let rx = len3(mul3(gx, scale));
+            let ry = len3(mul3(gy, scale));
+            let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
+            let max_aniso = sampler.anisotropy() as f32;
+            let probes = if max_aniso > 1.0 && rmax > 0.0 {
+                let ratio = rmax / rmin; // ∞ when rmin is 0
+                if ratio.is_nan() {
+                    1.0
+                } else {
+                    ratio.ceil().clamp(1.0, max_aniso)
+                }
+            } else {
+                1.0
+            };
+            let bias = match lod {
+                Lod::Bias(b) => b[l],
+                _ => 0.0,
+            };
+            LaneLod {
+                lambda: clamp_lod((rmax / probes).log2() + bias, sampler),
+                probes: probes as u32,
+                axis,
+            }
+        });
+        (pos, lods)
+    }
+
+    /// One lane: mag/min choice, mip selection, anisotropic probes, filtering.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_lane(
+        &mut self,
+        src: &Source,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        pos: Pos,
+        lod: LaneLod,
+        ctx: &LaneCtx,
+    ) -> [f32; 4] {
+        let d = sampler.desc();
+        let filter = if lod.lambda <= 0.0 {
+            d.mag_filter
+        } else {
+            d.min_filter
+        };
+        let q = (view.mip_level_count - 1) as f32;
+        let dl = lod.lambda.clamp(0.0, q);
+        let levels: [(u32, f32); 2] = match d.mipmap_filter {
+            FilterMode::Nearest => {
+                let l = ((dl + 0.5).ceil() - 1.0).clamp(0.0, q) as u32;
+                [(l, 1.0), (l, 0.0)]
+            }
+            FilterMode::Linear => {
+                let lo = dl.floor();
+                let frac = dl - lo;
+                [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
+            }
+        };
+        let levels: &[(u32, f32)] = if levels[1].1 == 0.0 {
+            &levels[..1]
+        } else {
+            &levels[..]
+        };
+        let n = lod.probes.max(1);
+        if levels.len() == 1 && n == 1 {
+            // Exactly the footprint's value (no 1.0 × v products for NaN/∞ texels).
+            let level = levels[0].0;
+            return self.footprint(src, view, sampler, quad.offset, level, pos, filter, ctx);
+        }
+        let mut acc = [0.0f32; 4];
+        for &(level, lw) in levels {
+            for k in 0..n {
+                let t = (k as f32 + 0.5) / n as f32 - 0.5;
+                let p = if n == 1 {
+                    pos
+                } else {
+                    offset_pos(pos, lod.axis, t)
+                };
+                let v = self.footprint(src, view, sampler, quad.offset, level, p, filter, ctx);
+                let w = lw / n as f32;
+                for c in 0..4 {
+                    acc[c] += w * v[c];
+                }
+            }
+        }
+        acc
+    }
+
+    /// Taps of a point or linear footprint at view level `level`, with their weights.
+    #[allow(clippy::too_many_arguments)]
+    fn taps(
+        view: &TextureView,
+        sampler: &Sampler,
+        offset: [i32; 3],
+        level: u32,
+        pos: Pos,
+        filter: FilterMode,
+        slice: u32,
+        taps: &mut [(Tap, f32); 8],
+    ) -> usize {
+        let size = view.level_size(level);
+        let abs = view.base_mip_level + level;
+        let d = sampler.desc();
+        match pos {
+            Pos::Flat(c) => {
+                let dims = view_dims(view);
+                let modes = [d.address_mode_u, d.address_mode_v, d.address_mode_w];
+                // Per axis: up to two (coordinate, weight) pairs.
+                let mut axes = [[(Some(0u32), 1.0f32); 2]; 3];
+                let mut count = [1usize; 3];
+                for a in 0..dims {
+                    let n = size[a];
+                    let u = c[a] * n as f32;
+                    match filter {
+                        FilterMode::Nearest => {
+                            let i = sat_add(floor_i64(u), offset[a]);
+                            axes[a][0] = (address(i, n, modes[a]), 1.0);
+                        }
+                        FilterMode::Linear => {
+                            let u = u - 0.5;
+                            let fl = u.floor();
+                            let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
+                            let i0 = sat_add(floor_i64(u), offset[a]);
+                            axes[a] = [
+                                (address(i0, n, modes[a]), 1.0 - frac),
+                                (address(i0 + 1, n, modes[a]), frac),
+                            ];
+                            count[a] = 2;
+                        }
+                    }
+                }
+                let is3d = view.dimension == TextureViewDimension::D3;
+                let mut k = 0;
+                for iz in 0..count[2] {
+                    for iy in 0..count[1] {
+                        for ix in 0..count[0] {
+                            let (x, wx) = axes[0][ix];
+                            let (y, wy) = axes[1][iy];
+                            let (z, wz) = axes[2][iz];
+                            let tap = match (x, y, z) {
+                                (Some(x), Some(y), Some(z)) => Tap::Texel(TexelAddr {
+                                    level: abs,
+                                    slice: if is3d { z } else { slice },
+                                    x,
+                                    y,
+                                }),
+                                _ => Tap::Border,
+                            };
+                            taps[k] = (tap, wx * wy * wz);
+                            k += 1;
+                        }
+                    }
+                }
+                k
+            }
+            Pos::Cube { face, s, t } => {
+                let n = size[0];
+                let resolve = |f: u32, i: i64, j: i64| {
+                    let clamp = |v: i64| v.clamp(-1, n as i64) as i32;
+                    match cube::resolve_texel(f, clamp(i), clamp(j), n) {
+                        Some((f, x, y)) => Tap::Texel(TexelAddr {
+                            level: abs,
+                            slice: slice + f,
+                            x,
+                            y,
+                        }),
+                        None => Tap::Corner,
+                    }
+                };
+                match filter {
+                    FilterMode::Nearest => {
+                        let i = floor_i64(s * n as f32).clamp(0, n as i64 - 1);
+                        let j = floor_i64(t * n as f32).clamp(0, n as i64 - 1);
+                        taps[0] = (resolve(face, i, j), 1.0);
+                        1
+                    }
+                    FilterMode::Linear => {
+                        let (u, v) = (s * n as f32 - 0.5, t * n as f32 - 0.5);
+                        let (fu, fv) = (u - u.floor(), v - v.floor());
+                        let (i0, j0) = (floor_i64(u), floor_i64(v));
+                        let mut k = 0;
+                        for (dj, wy) in [(0, 1.0 - fv), (1, fv)] {
+                            for (di, wx) in [(0, 1.0 - fu), (1, fu)] {
+                                taps[k] = (resolve(face, i0 + di, j0 + dj), wx * wy);
+                                k += 1;
+                            }
+                        }
+                        4
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fetches a footprint's taps through the cache; border taps read the border colour
+    /// and cube corners the mean of the other taps. Values are register bits.
+    fn fetch_taps(
+        &mut self,
+        src: &Source,
+        sampler: &Sampler,
+        integer: bool,
+        taps: &[(Tap, f32)],
+        out: &mut [[u32; 4]; 8],
+    ) {
+        let mut addrs = [TexelAddr {
+            level: 0,
+            slice: 0,
+            x: 0,
+            y: 0,
+        }; 8];
+        let mut n = 0;
+        for (t, _) in taps {
+            if let Tap::Texel(a) = t {
+                addrs[n] = *a;
+                n += 1;
+            }
+        }
+        let mut vals = [[0u32; 4]; 8];
+        if n > 0 {
+            self.cache.fetch(src, &addrs[..n], &mut vals[..n]);
+        }
+        let border = sampler.desc().border_color.rgba();
+        let border = if integer {
+            border.map(|v| v as u32)
+        } else {
+            border.map(f32::to_bits)
+        };
+        let mut k = 0;
+        for (i, (t, _)) in taps.iter().enumerate() {
+            out[i] = match t {
+                Tap::Texel(_) => {
+                    k += 1;
+                    vals[k - 1]
+                }
+                Tap::Border => border,
+                Tap::Corner => [0; 4],
+            };
+        }
+        // Cube corners: the mean of the available taps of the footprint.
+        for i in 0..taps.len() {
+            if matches!(taps[i].0, Tap::Corner) {
+                let mut sum = [0.0f64; 4];
+                let mut cnt = 0.0;
+                for (j, (t, _)) in taps.iter().enumerate() {
+                    if !matches!(t, Tap::Corner) {
+                        for c in 0..4 {
+                            sum[c] += if integer {
+                                out[j][c] as f64
+                            } else {
+                                f32::from_bits(out[j][c]) as f64
+                            };
+                        }
+                        cnt += 1.0;
+                    }
+                }
+                let mean = sum.map(|s| s / f64::max(cnt, 1.0));
+                out[i] = if integer {
+                    mean.map(|m| m.round() as u32)
+                } else {
+                    mean.map(|m| (m as f32).to_bits())
+                };
+            }
+        }
+    }
+
+    /// One point or linear footprint at view level `level`, compared and filtered.
+    #[allow(clippy::too_many_arguments)]
+    fn footprint(
+        &mut self,
+        src: &Source,
+        view: &TextureView,
+        sampler: &Sampler,
+        offset: [i32; 3],
+        level: u32,
+        pos: Pos,
+        filter: FilterMode,
+        ctx: &LaneCtx,
+    ) -> [f32; 4] {
+        let mut taps: [(Tap, f32); 8] = std::array::from_fn(|_| (Tap::Border, 0.0));
+        let n = Self::taps(
+            view, sampler, offset, level, pos, filter, ctx.slice, &mut taps,
+        );
+        let mut vals = [[0u32; 4]; 8];
+        self.fetch_taps(src, sampler, false, &taps[..n], &mut vals);
+        let cmp = sampler.desc().compare;
+        if n == 1 && ctx.depth_ref.is_none() {
+            return vals[0].map(f32::from_bits);
+        }
+        let mut acc = [0.0f32; 4];
+        for i in 0..n {
+            let w = taps[i].1;
+            if w == 0.0 {
+                continue;
+            }
+            let v = match (ctx.depth_ref, cmp) {
+                (Some(r), Some(f)) => [f.test(r, f32::from_bits(vals[i][0])), 0.0, 0.0, 1.0],
+                _ => vals[i].map(f32::from_bits),
+            };
+            for c in 0..4 {
+                acc[c] += w * v[c];
+            }
+        }
+        if ctx.depth_ref.is_some() {
+            acc[1] = 0.0;
+            acc[2] = 0.0;
+            acc[3] = 1.0;
+        }
+        acc
+    }
+
+    /// The four texels of each lane's bilinear footprint at the view's base level, in
+    /// gather order, as bits (compared to 0/1 floats when `depth_ref` is given).
+    fn gather_texels(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        depth_ref: Option<[f32; 4]>,
+    ) -> Result<[[[u32; 4]; 4]; 4], TextureError> {
+        check_view(tex, view)?;
+        if tex.desc().sample_count > 1 {
+            return invalid!("multisampled textures cannot be gathered");
+        }
+        if matches!(
+            view.dimension,
+            TextureViewDimension::D1 | TextureViewDimension::D3
+        ) {
+            return invalid!("gather needs a 2D, 2D-array, cube or cube-array view");
+        }
+        let integer = matches!(view.sample_type(), SampleType::Uint | SampleType::Sint);
+        let src = Source {
+            texture: tex,
+            format: view.format,
+            aspect: view.aspect,
+        };
+        let (pos, _) = self.setup(view, sampler, quad, Lod::Level([0.0; 4]));
+        let cmp = sampler.desc().compare;
+        let mut out = [[[0u32; 4]; 4]; 4];
+        for lane in 0..4 {
+            let slice = lane_slice(view, quad.array_index[lane]);
+            let mut taps: [(Tap, f32); 8] = std::array::from_fn(|_| (Tap::Border, 0.0));
+            let n = Self::taps(
+                view,
+                sampler,
+                quad.offset,
+                0,
+                pos[lane],
+                FilterMode::Linear,
+                slice,
+                &mut taps,
+            );
+            let mut vals = [[0u32; 4]; 8];
+            self.fetch_taps(&src, sampler, integer, &taps[..n], &mut vals);
+            // Taps are (i0,j0), (i1,j0), (i0,j1), (i1,j1); gather wants
+            // (i0,j1), (i1,j1), (i1,j0), (i0,j0).
+            let order = [2, 3, 1, 0];
+            for (k, &o) in order.iter().enumerate() {
+                out[lane][k] = match (depth_ref, cmp) {
+                    (Some(r), Some(f)) => {
+                        let r = clamp_ref(view.format, r[lane]);
+                        [f.test(r, f32::from_bits(vals[o][0])).to_bits(), 0, 0, 0]
+                    }
+                    _ => vals[o],
+                };
+            }
+        }
+        Ok(out)
+    }
+}
+
+// ---- helpers -----------------------------------------------------------------------------
+
+fn check_view(tex: &Texture, view: &TextureView) -> Result<(), TextureError> {
+    if view.texture_id() != tex.id() {
+        return invalid!("the view belongs to another texture");
+    }
+    Ok(())
+}
+
+fn check_compare(view: &TextureView, sampler: &Sampler, compare: bool) -> Result<(), TextureError> {
+    let has = sampler.desc().compare.is_some();
+    if compare && !has {
+        return invalid!("a depth-compare operation needs a comparison sampler");
+    }
+    if !compare && has {
+        return invalid!("a comparison sampler can only be used by compare operations");
+    }
+    if compare && view.sample_type() != SampleType::Depth {
+        return invalid!("depth compare on a view of {:?}", view.format);
+    }
+    Ok(())
+}
+
+/// Coordinate dimensions a view filters over.
+fn view_dims(view: &TextureView) -> usize {
+    match view.dimension {
+        TextureViewDimension::D1 => 1,
+        TextureViewDimension::D3 => 3,
+        _ => 2,
+    }
+}
+
+/// First storage slice for a lane: the base layer plus the clamped array (or cube) index.
+fn lane_slice(view: &TextureView, index: i32) -> u32 {
+    let clamp = |n: u32| (index.max(0) as u32).min(n.saturating_sub(1));
+    view.base_array_layer
+        + match view.dimension {
+            TextureViewDimension::D2Array => clamp(view.array_layer_count),
+            TextureViewDimension::CubeArray => 6 * clamp(view.array_layer_count / 6),
+            _ => 0,
+        }
+}
+
+/// Vulkan clamps the reference to [0, 1] for unorm depth formats.
+fn clamp_ref(format: TextureFormat, r: f32) -> f32 {
+    match format {
+        TextureFormat::Depth16Unorm
+        | TextureFormat::Depth24Plus
+        | TextureFormat::Depth24PlusStencil8 => r.clamp(0.0, 1.0),
+        _ => r,
+    }
+}
+
+/// The sampler's LOD clamp; NaN takes lod_min.
+fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
+    let d = sampler.desc();
+    if l.is_nan() {
+        d.lod_min_clamp
+    } else {
+        l.clamp(d.lod_min_clamp, d.lod_max_clamp)
+    }
+}
+
+/// Applies an address mode to integer texel coordinate `i` of an axis of `n` texels;
+/// `None` is a border texel.
+fn address(i: i64, n: u32, mode: AddressMode) -> Option<u32> {
+    let n = n.max(1) as i64;
+    Some(match mode {
+        AddressMode::Repeat => i.rem_euclid(n),
+        AddressMode::MirrorRepeat => {
+            let t = i.rem_euclid(2 * n);
+            if t < n { t } else { 2 * n - 1 - t }
+        }
+        AddressMode::ClampToEdge => i.clamp(0, n - 1),
+        AddressMode::ClampToBorder => {
+            if i < 0 || i >= n {
+                return None;
+            }
+            i
+        }
+    } as u32)
+}
+
+/// ⌊x⌋ as an integer, saturating (NaN → 0), kept far from i64 overflow.
+fn floor_i64(x: f32) -> i64 {
+    (x.floor() as i64).clamp(-(1 << 40), 1 << 40)
+}
+
+fn sat_add(a: i64, b: i32) -> i64 {
+    a + b as i64
+}
+
+fn sub3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
+}
+
+fn len3(a: [f32; 3]) -> f32 {
+    let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+    if l.is_nan() { 0.0 } else { l }
+}
+
+/// Zeroes the components a view does not use.
+fn mask(a: [f32; 3], dims: usize) -> [f32; 3] {
+    std::array::from_fn(|i| if i < dims { a[i] } else { 0.0 })
+}
+
+/// Moves a position by `t` × `axis` (in its own coordinate space). Cube probes stay on
+/// their face (clamped to it); the taps of a clamped probe can still cross the seam.
+fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
+    match pos {
+        Pos::Flat(c) => Pos::Flat([c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]),
+        Pos::Cube { face, s, t: tt } => Pos::Cube {
+            face,
+            s: (s + t * axis[0]).clamp(0.0, 1.0),
+            t: (tt + t * axis[1]).clamp(0.0, 1.0),
+        },
+    }
+}
