@@ -7,269 +7,39 @@
 
 use half::f16;
 
-/// Formats a texture can have. Names and meaning follow WebGPU's `GPUTextureFormat`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TextureFormat {
-    R8Unorm,
-    Rg8Unorm,
-    Rgba8Unorm,
-    Rgba8UnormSrgb,
-    Bgra8Unorm,
-    Bgra8UnormSrgb,
-    R16Float,
-    Rg16Float,
-    Rgba16Float,
-    R32Float,
-    Rg32Float,
-    Rgba32Float,
-    Depth16Unorm,
-    Depth24Plus,
-    Depth24PlusStencil8,
-    Depth32Float,
+/// Texture formats: one definition for the whole GPU, owned by the texture units.
+pub use rastra_texture::format::TextureFormat;
+
+/// Whether the ROPs can render to `format`: Ok for the float and normalized colour formats
+/// and the depth formats; why not otherwise.
+pub fn check_renderable(format: TextureFormat) -> Result<(), Unrenderable> {
+    use TextureFormat::*;
+    use rastra_texture::format::SampleType;
+    if format.is_compressed() || matches!(format, Rgb9e5Ufloat | Stencil8) {
+        return Err(Unrenderable::Never);
+    }
+    if matches!(
+        format,
+        R8Snorm | Rg8Snorm | Rgba8Snorm | R16Snorm | Rg16Snorm | Rgba16Snorm
+    ) {
+        return Err(Unrenderable::Never);
+    }
+    if matches!(format.sample_type(), SampleType::Uint | SampleType::Sint) {
+        return Err(Unrenderable::NotYet("integer render targets"));
+    }
+    if matches!(format, Depth32FloatStencil8) {
+        return Err(Unrenderable::NotYet("depth32float-stencil8 attachments"));
+    }
+    Ok(())
 }
 
-impl TextureFormat {
-    /// Bytes one texel (one sample) occupies.
-    pub const fn texel_size(self) -> usize {
-        use TextureFormat::*;
-        match self {
-            R8Unorm => 1,
-            Rg8Unorm | R16Float | Depth16Unorm => 2,
-            Rgba8Unorm | Rgba8UnormSrgb | Bgra8Unorm | Bgra8UnormSrgb | Rg16Float | R32Float
-            | Depth24Plus | Depth24PlusStencil8 | Depth32Float => 4,
-            Rgba16Float | Rg32Float => 8,
-            Rgba32Float => 16,
-        }
-    }
-
-    /// True for formats with a depth aspect.
-    pub const fn is_depth(self) -> bool {
-        use TextureFormat::*;
-        matches!(
-            self,
-            Depth16Unorm | Depth24Plus | Depth24PlusStencil8 | Depth32Float
-        )
-    }
-
-    /// True for formats with a stencil aspect.
-    pub const fn has_stencil(self) -> bool {
-        matches!(self, TextureFormat::Depth24PlusStencil8)
-    }
-
-    /// True when the format stores sRGB-encoded colour (decoded to linear on read, encoded
-    /// on write; blending happens in linear space).
-    pub const fn is_srgb(self) -> bool {
-        matches!(
-            self,
-            TextureFormat::Rgba8UnormSrgb | TextureFormat::Bgra8UnormSrgb
-        )
-    }
-
-    /// True when the format can be blended (every colour format rastra has is float or
-    /// normalised).
-    pub const fn is_blendable(self) -> bool {
-        !self.is_depth()
-            && !matches!(
-                self,
-                TextureFormat::R32Float | TextureFormat::Rg32Float | TextureFormat::Rgba32Float
-            )
-    }
-
-    /// Colour components the format stores (1–4); depth formats report 1.
-    pub const fn components(self) -> usize {
-        use TextureFormat::*;
-        match self {
-            R8Unorm | R16Float | R32Float | Depth16Unorm | Depth24Plus | Depth24PlusStencil8
-            | Depth32Float => 1,
-            Rg8Unorm | Rg16Float | Rg32Float => 2,
-            _ => 4,
-        }
-    }
-
-    /// Writes linear RGBA `c` into `out` (`texel_size` bytes), converting to the format's
-    /// encoding with round-to-nearest. Only for colour formats.
-    pub fn encode_color(self, c: [f32; 4], out: &mut [u8]) {
-        use TextureFormat::*;
-        match self {
-            R8Unorm => out[0] = unorm8(c[0]),
-            Rg8Unorm => {
-                out[0] = unorm8(c[0]);
-                out[1] = unorm8(c[1]);
-            }
-            Rgba8Unorm => {
-                for i in 0..4 {
-                    out[i] = unorm8(c[i]);
-                }
-            }
-            Bgra8Unorm => {
-                out[0] = unorm8(c[2]);
-                out[1] = unorm8(c[1]);
-                out[2] = unorm8(c[0]);
-                out[3] = unorm8(c[3]);
-            }
-            Rgba8UnormSrgb => {
-                for i in 0..3 {
-                    out[i] = srgb8(c[i]);
-                }
-                out[3] = unorm8(c[3]);
-            }
-            Bgra8UnormSrgb => {
-                out[0] = srgb8(c[2]);
-                out[1] = srgb8(c[1]);
-                out[2] = srgb8(c[0]);
-                out[3] = unorm8(c[3]);
-            }
-            R16Float | Rg16Float | Rgba16Float => {
-                for i in 0..self.components() {
-                    out[2 * i..2 * i + 2].copy_from_slice(&f16::from_f32(c[i]).to_le_bytes());
-                }
-            }
-            R32Float | Rg32Float | Rgba32Float => {
-                for i in 0..self.components() {
-                    out[4 * i..4 * i + 4].copy_from_slice(&c[i].to_le_bytes());
-                }
-            }
-            Depth16Unorm | Depth24Plus | Depth24PlusStencil8 | Depth32Float => {
-                unreachable!("encode_color on depth format {self:?}: callers check is_depth")
-            }
-        }
-    }
-
-    /// Reads a texel as linear RGBA; missing components read as 0 (alpha as 1).
-    pub fn decode_color(self, t: &[u8]) -> [f32; 4] {
-        use TextureFormat::*;
-        let n = |b: u8| b as f32 / 255.0;
-        match self {
-            R8Unorm => [n(t[0]), 0.0, 0.0, 1.0],
-            Rg8Unorm => [n(t[0]), n(t[1]), 0.0, 1.0],
-            Rgba8Unorm => [n(t[0]), n(t[1]), n(t[2]), n(t[3])],
-            Bgra8Unorm => [n(t[2]), n(t[1]), n(t[0]), n(t[3])],
-            Rgba8UnormSrgb => {
-                let d = &srgb_tables().decode;
-                [
-                    d[t[0] as usize],
-                    d[t[1] as usize],
-                    d[t[2] as usize],
-                    n(t[3]),
-                ]
-            }
-            Bgra8UnormSrgb => {
-                let d = &srgb_tables().decode;
-                [
-                    d[t[2] as usize],
-                    d[t[1] as usize],
-                    d[t[0] as usize],
-                    n(t[3]),
-                ]
-            }
-            R16Float | Rg16Float | Rgba16Float => {
-                let mut c = [0.0, 0.0, 0.0, 1.0];
-                for (i, v) in c.iter_mut().enumerate().take(self.components()) {
-                    *v = f16::from_le_bytes([t[2 * i], t[2 * i + 1]]).to_f32();
-                }
-                c
-            }
-            R32Float | Rg32Float | Rgba32Float => {
-                let mut c = [0.0, 0.0, 0.0, 1.0];
-                for (i, v) in c.iter_mut().enumerate().take(self.components()) {
-                    *v = f32::from_le_bytes(t[4 * i..4 * i + 4].try_into().unwrap());
-                }
-                c
-            }
-            Depth16Unorm | Depth24Plus | Depth24PlusStencil8 | Depth32Float => {
-                [self.decode_depth(t), 0.0, 0.0, 1.0]
-            }
-        }
-    }
-
-    /// Rounds a depth value in [0, 1] to what the format can store (24-bit and 16-bit
-    /// unorm grids; float formats keep it).
-    pub fn quantize_depth(self, z: f32) -> f32 {
-        match self {
-            TextureFormat::Depth16Unorm => (z * 65535.0).round() / 65535.0,
-            TextureFormat::Depth24Plus | TextureFormat::Depth24PlusStencil8 => {
-                ((z as f64 * 16_777_215.0).round() / 16_777_215.0) as f32
-            }
-            _ => z,
-        }
-    }
-
-    /// Stores depth `z` (already quantized) into a depth texel, keeping any stencil bits.
-    pub fn encode_depth(self, z: f32, out: &mut [u8]) {
-        match self {
-            TextureFormat::Depth16Unorm => {
-                out[..2].copy_from_slice(&((z * 65535.0).round() as u16).to_le_bytes())
-            }
-            TextureFormat::Depth24Plus | TextureFormat::Depth24PlusStencil8 => {
-                let d = (z as f64 * 16_777_215.0).round() as u32;
-                out[0] = d as u8;
-                out[1] = (d >> 8) as u8;
-                out[2] = (d >> 16) as u8;
-            }
-            _ => out[..4].copy_from_slice(&z.to_le_bytes()),
-        }
-    }
-
-    /// Reads the depth aspect of a depth texel.
-    pub fn decode_depth(self, t: &[u8]) -> f32 {
-        match self {
-            TextureFormat::Depth16Unorm => u16::from_le_bytes([t[0], t[1]]) as f32 / 65535.0,
-            TextureFormat::Depth24Plus | TextureFormat::Depth24PlusStencil8 => {
-                let d = t[0] as u32 | (t[1] as u32) << 8 | (t[2] as u32) << 16;
-                (d as f64 / 16_777_215.0) as f32
-            }
-            _ => f32::from_le_bytes(t[..4].try_into().unwrap()),
-        }
-    }
-
-    /// Stores a stencil value into a depth-stencil texel (formats with stencil only).
-    pub fn encode_stencil(self, s: u8, out: &mut [u8]) {
-        if self.has_stencil() {
-            out[3] = s;
-        }
-    }
-}
-
-/// Float to 8-bit unorm: clamp to [0, 1] (NaN → 0), round to nearest.
-fn unorm8(x: f32) -> u8 {
-    let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-    (x * 255.0 + 0.5) as u8
-}
-
-/// Lookup tables that make 8-bit sRGB conversion exact and cheap: the linear value of every
-/// code, and the linear values where the rounded code changes.
-struct SrgbTables {
-    decode: [f32; 256],
-    /// `thresholds[k]`: smallest linear value that encodes to code `k + 1` or more (the
-    /// linear value of encoded `(k + 0.5) / 255`).
-    thresholds: [f32; 255],
-}
-
-fn srgb_tables() -> &'static SrgbTables {
-    static TABLES: std::sync::OnceLock<SrgbTables> = std::sync::OnceLock::new();
-    TABLES.get_or_init(|| {
-        let to_linear = |e: f64| {
-            if e <= 0.040_45 {
-                e / 12.92
-            } else {
-                ((e + 0.055) / 1.055).powf(2.4)
-            }
-        };
-        SrgbTables {
-            decode: std::array::from_fn(|k| to_linear(k as f64 / 255.0) as f32),
-            thresholds: std::array::from_fn(|k| to_linear((k as f64 + 0.5) / 255.0) as f32),
-        }
-    })
-}
-
-/// Linear float to 8-bit sRGB with round-to-nearest in the encoded domain (NaN → 0).
-#[inline]
-#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
-fn srgb8(x: f32) -> u8 {
-    if !(x > 0.0) {
-        return 0;
-    }
-    srgb_tables().thresholds.partition_point(|&t| t <= x) as u8
+/// Why a format cannot be rendered to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unrenderable {
+    /// WebGPU does not allow it.
+    Never,
+    /// rastra's ROPs do not write it yet (named).
+    NotYet(&'static str),
 }
 
 /// Index buffer element formats.
@@ -433,59 +203,6 @@ impl VertexFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The sRGB transfer function (IEC 61966-2-1), linear → encoded.
-    fn linear_to_srgb(x: f32) -> f32 {
-        if x.is_nan() || x <= 0.0 {
-            0.0
-        } else if x <= 0.003_130_8 {
-            x * 12.92
-        } else if x < 1.0 {
-            1.055 * x.powf(1.0 / 2.4) - 0.055
-        } else {
-            1.0
-        }
-    }
-
-    #[test]
-    fn unorm8_rounds_to_nearest_and_clamps() {
-        let mut t = [0u8; 4];
-        TextureFormat::Rgba8Unorm.encode_color([0.5, -1.0, 2.0, f32::NAN], &mut t);
-        assert_eq!(t, [128, 0, 255, 0]);
-        TextureFormat::Bgra8Unorm.encode_color([1.0, 0.0, 0.2, 1.0], &mut t);
-        assert_eq!(t, [51, 0, 255, 255]);
-    }
-
-    #[test]
-    fn srgb_round_trips_every_code() {
-        for code in 0..=255u8 {
-            let linear = TextureFormat::Rgba8UnormSrgb.decode_color(&[code, code, code, code])[0];
-            let mut t = [0u8; 4];
-            TextureFormat::Rgba8UnormSrgb.encode_color([linear; 4], &mut t);
-            assert_eq!(t[0], code);
-        }
-    }
-
-    #[test]
-    fn srgb_encoding_matches_the_transfer_function() {
-        for i in 0..=4096 {
-            let x = i as f32 / 4096.0;
-            let mut t = [0u8; 4];
-            TextureFormat::Rgba8UnormSrgb.encode_color([x, 0.0, 0.0, 0.0], &mut t);
-            assert_eq!(t[0], unorm8(linear_to_srgb(x)), "x = {x}");
-        }
-    }
-
-    #[test]
-    fn depth24_stores_quantized_value_exactly() {
-        let f = TextureFormat::Depth24PlusStencil8;
-        let z = f.quantize_depth(0.3);
-        let mut t = [0u8; 4];
-        f.encode_stencil(7, &mut t);
-        f.encode_depth(z, &mut t);
-        assert_eq!(f.decode_depth(&t), z);
-        assert_eq!(t[3], 7);
-    }
 
     #[test]
     fn vertex_formats_unpack() {

@@ -400,6 +400,18 @@ impl RenderPipeline {
             }
             for (i, t) in desc.targets.iter().enumerate() {
                 if let Some(t) = t {
+                    match crate::format::check_renderable(t.format) {
+                        Ok(()) => {}
+                        Err(crate::format::Unrenderable::Never) => {
+                            return invalid(format!(
+                                "colour target {i} format {:?} is not renderable",
+                                t.format
+                            ));
+                        }
+                        Err(crate::format::Unrenderable::NotYet(what)) => {
+                            return Err(LinkError::Unsupported(what.to_string()));
+                        }
+                    }
                     if t.format.is_depth() {
                         return invalid(format!(
                             "colour target {i} has depth format {:?}",

@@ -53,3 +53,4 @@ pub use rastra_pipeline::state::{
 };
 pub use rastra_shader::{CompileError, Stage as ShaderStage};
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
+pub use rastra_texture::format::{AstcBlock, AstcChannel};

@@ -226,6 +226,23 @@ impl Texture {
                 desc.sample_count
             ));
         }
+        if desc.format.is_compressed() {
+            return Err(Error::Unsupported(format!(
+                "{:?} textures (compressed textures arrive with the texture units in the API)",
+                desc.format
+            )));
+        }
+        if desc.usage.contains(TextureUsages::RENDER_ATTACHMENT) {
+            match rastra_pipeline::format::check_renderable(desc.format) {
+                Ok(()) => {}
+                Err(rastra_pipeline::format::Unrenderable::Never) => {
+                    return validation(format!("{:?} cannot be a render attachment", desc.format));
+                }
+                Err(rastra_pipeline::format::Unrenderable::NotYet(what)) => {
+                    return Err(Error::Unsupported(what.to_string()));
+                }
+            }
+        }
         if desc.sample_count == 4 && !desc.usage.contains(TextureUsages::RENDER_ATTACHMENT) {
             return validation("multisampled textures need RENDER_ATTACHMENT usage");
         }
