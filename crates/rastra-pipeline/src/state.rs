@@ -44,35 +44,8 @@ pub struct PrimitiveState {
     pub unclipped_depth: bool,
 }
 
-/// Comparison used by the depth test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CompareFunction {
-    Never,
-    Less,
-    Equal,
-    LessEqual,
-    Greater,
-    NotEqual,
-    GreaterEqual,
-    Always,
-}
-
-impl CompareFunction {
-    /// `new <op> stored`.
-    #[inline]
-    pub fn passes(self, new: f32, stored: f32) -> bool {
-        match self {
-            CompareFunction::Never => false,
-            CompareFunction::Less => new < stored,
-            CompareFunction::Equal => new == stored,
-            CompareFunction::LessEqual => new <= stored,
-            CompareFunction::Greater => new > stored,
-            CompareFunction::NotEqual => new != stored,
-            CompareFunction::GreaterEqual => new >= stored,
-            CompareFunction::Always => true,
-        }
-    }
-}
+/// Comparison used by the depth test (the texture units' definition).
+pub use rastra_texture::CompareFunction;
 
 /// Depth test and write settings (T7). Stencil arrives with a later issue; a depth-stencil
 /// target's stencil is kept, cleared and stored but not tested.

@@ -45,7 +45,8 @@ pub enum FilterMode {
     Linear,
 }
 
-/// Depth comparison `reference OP texel` (WebGPU `GPUCompareFunction`).
+/// Depth comparison `new OP stored` (WebGPU `GPUCompareFunction`): used by the depth unit
+/// and by comparison samplers, one definition for both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CompareFunction {
     Never,
@@ -73,17 +74,22 @@ impl CompareFunction {
 
     /// 1.0 when `reference OP texel` holds, else 0.0.
     pub fn test(self, reference: f32, texel: f32) -> f32 {
-        let pass = match self {
+        if self.passes(reference, texel) { 1.0 } else { 0.0 }
+    }
+
+    /// Whether `new OP stored` holds.
+    #[inline]
+    pub fn passes(self, new: f32, stored: f32) -> bool {
+        match self {
             CompareFunction::Never => false,
-            CompareFunction::Less => reference < texel,
-            CompareFunction::Equal => reference == texel,
-            CompareFunction::LessEqual => reference <= texel,
-            CompareFunction::Greater => reference > texel,
-            CompareFunction::NotEqual => reference != texel,
-            CompareFunction::GreaterEqual => reference >= texel,
+            CompareFunction::Less => new < stored,
+            CompareFunction::Equal => new == stored,
+            CompareFunction::LessEqual => new <= stored,
+            CompareFunction::Greater => new > stored,
+            CompareFunction::NotEqual => new != stored,
+            CompareFunction::GreaterEqual => new >= stored,
             CompareFunction::Always => true,
-        };
-        if pass { 1.0 } else { 0.0 }
+        }
     }
 }
 
