@@ -74,7 +74,11 @@ impl CompareFunction {
 
     /// 1.0 when `reference OP texel` holds, else 0.0.
     pub fn test(self, reference: f32, texel: f32) -> f32 {
-        if self.passes(reference, texel) { 1.0 } else { 0.0 }
+        if self.passes(reference, texel) {
+            1.0
+        } else {
+            0.0
+        }
     }
 
     /// Whether `new OP stored` holds.
