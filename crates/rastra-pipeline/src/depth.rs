@@ -19,13 +19,68 @@ pub struct DepthUnit<'a> {
     pub samples: u32,
     /// The viewport's depth range, `[min, max]`.
     pub range: [f32; 2],
+    /// Bytes per sample, fixed for the draw.
+    size: usize,
+    /// Depth32Float: stored as plain f32, no quantisation (the common case, kept off the
+    /// generic texel codec).
+    plain_f32: bool,
 }
 
-impl DepthUnit<'_> {
+impl<'a> DepthUnit<'a> {
+    pub fn new(
+        format: TextureFormat,
+        compare: CompareFunction,
+        write_enabled: bool,
+        data: &'a SharedSurface<'a>,
+        width: u32,
+        samples: u32,
+        range: [f32; 2],
+    ) -> DepthUnit<'a> {
+        DepthUnit {
+            format,
+            compare,
+            write_enabled,
+            data,
+            width,
+            samples,
+            range,
+            size: format.texel_size(),
+            plain_f32: format == TextureFormat::Depth32Float,
+        }
+    }
+
+    #[inline]
+    fn quantize(&self, z: f32) -> f32 {
+        let z = z.clamp(self.range[0], self.range[1]);
+        if self.plain_f32 {
+            z
+        } else {
+            self.format.quantize_depth(z)
+        }
+    }
+
+    #[inline]
+    fn load(&self, texel: &[u8]) -> f32 {
+        if self.plain_f32 {
+            f32::from_le_bytes([texel[0], texel[1], texel[2], texel[3]])
+        } else {
+            self.format.decode_depth(texel)
+        }
+    }
+
+    #[inline]
+    fn store(&self, z: f32, texel: &mut [u8]) {
+        if self.plain_f32 {
+            texel[..4].copy_from_slice(&z.to_le_bytes());
+        } else {
+            self.format.encode_depth(z, texel);
+        }
+    }
+
     /// Tests the samples in `mask` of pixel (x, y) with depths `z[s]`; writes passing samples
     /// when `write` (and depth writes are enabled). Returns the passing samples.
     pub fn test(&mut self, x: u32, y: u32, mask: u8, z: &[f32; 4], write: bool) -> u8 {
-        let size = self.format.texel_size();
+        let size = self.size;
         let mut pass = 0u8;
         for s in 0..self.samples {
             if mask & (1 << s) == 0 {
@@ -34,14 +89,11 @@ impl DepthUnit<'_> {
             let at = texel_offset(self.width, self.samples, size, x, y, s);
             // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface invariant).
             let texel = unsafe { self.data.texels_mut(at, size) };
-            let new = self
-                .format
-                .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
-            let stored = self.format.decode_depth(texel);
-            if self.compare.passes(new, stored) {
+            let new = self.quantize(z[s as usize]);
+            if self.compare.passes(new, self.load(texel)) {
                 pass |= 1 << s;
                 if write && self.write_enabled {
-                    self.format.encode_depth(new, texel);
+                    self.store(new, texel);
                 }
             }
         }
@@ -54,16 +106,14 @@ impl DepthUnit<'_> {
         if !self.write_enabled {
             return;
         }
-        let size = self.format.texel_size();
+        let size = self.size;
         for s in 0..self.samples {
             if mask & (1 << s) != 0 {
                 let at = texel_offset(self.width, self.samples, size, x, y, s);
-                let new = self
-                    .format
-                    .quantize_depth(z[s as usize].clamp(self.range[0], self.range[1]));
+                let new = self.quantize(z[s as usize]);
                 // SAFETY: the pixel belongs to the tile this worker owns.
                 let texel = unsafe { self.data.texels_mut(at, size) };
-                self.format.encode_depth(new, texel);
+                self.store(new, texel);
             }
         }
     }

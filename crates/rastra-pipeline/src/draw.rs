@@ -435,14 +435,16 @@ fn back_end(
             depth
                 .as_ref()
                 .zip(p.desc.depth_stencil.as_ref())
-                .map(|((format, surface), ds)| DepthUnit {
-                    format: *format,
-                    compare: ds.depth_compare,
-                    write_enabled: ds.depth_write_enabled,
-                    data: surface,
-                    width,
-                    samples,
-                    range: depth_range,
+                .map(|((format, surface), ds)| {
+                    DepthUnit::new(
+                        *format,
+                        ds.depth_compare,
+                        ds.depth_write_enabled,
+                        surface,
+                        width,
+                        samples,
+                        depth_range,
+                    )
                 });
         PixelPipe::new(
             p,

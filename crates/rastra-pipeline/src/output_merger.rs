@@ -4,6 +4,8 @@
 //! normalized formats the source colour and the blend constant are clamped to [0, 1] first,
 //! and sRGB targets blend in linear space.
 
+use rastra_texture::format::encode_unorm8 as unorm8;
+
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
 
@@ -88,6 +90,47 @@ pub struct Rop {
     normalized: bool,
     /// No blending and every channel written: the encoded colour is simply stored.
     replace: bool,
+    /// Bytes per sample of the target.
+    pub size: usize,
+    /// 8-bit RGBA/BGRA unorm targets take a short path around the generic texel codec.
+    unorm8: Option<Unorm8Order>,
+}
+
+/// Channel order of an 8-bit unorm RGBA-like target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unorm8Order {
+    Rgba,
+    Bgra,
+}
+
+impl Rop {
+    #[inline]
+    fn encode(&self, c: [f32; 4], texel: &mut [u8]) {
+        match self.unorm8 {
+            Some(Unorm8Order::Rgba) => {
+                for i in 0..4 {
+                    texel[i] = unorm8(c[i]);
+                }
+            }
+            Some(Unorm8Order::Bgra) => {
+                texel[0] = unorm8(c[2]);
+                texel[1] = unorm8(c[1]);
+                texel[2] = unorm8(c[0]);
+                texel[3] = unorm8(c[3]);
+            }
+            None => self.state.format.encode_color(c, texel),
+        }
+    }
+
+    #[inline]
+    fn decode(&self, texel: &[u8]) -> [f32; 4] {
+        let n = |b: u8| b as f32 / 255.0;
+        match self.unorm8 {
+            Some(Unorm8Order::Rgba) => [n(texel[0]), n(texel[1]), n(texel[2]), n(texel[3])],
+            Some(Unorm8Order::Bgra) => [n(texel[2]), n(texel[1]), n(texel[0]), n(texel[3])],
+            None => self.state.format.decode_color(texel),
+        }
+    }
 }
 
 impl Rop {
@@ -102,6 +145,12 @@ impl Rop {
             },
             normalized,
             replace: state.blend.is_none() && state.write_mask.0 & 0xf == 0xf,
+            size: state.format.texel_size(),
+            unorm8: match state.format {
+                TextureFormat::Rgba8Unorm => Some(Unorm8Order::Rgba),
+                TextureFormat::Bgra8Unorm => Some(Unorm8Order::Bgra),
+                _ => None,
+            },
         }
     }
 
@@ -109,8 +158,7 @@ impl Rop {
     /// samples, adjacent (the surface layout invariant). Returns (samples written, samples
     /// blended).
     pub fn write_pixel(&self, texels: &mut [u8], coverage: u8, color: [f32; 4]) -> (u64, u64) {
-        let format = self.state.format;
-        let size = format.texel_size();
+        let size = self.size;
         let src = if self.normalized {
             color.map(|v| v.clamp(0.0, 1.0))
         } else {
@@ -122,7 +170,7 @@ impl Rop {
         let written = coverage.count_ones() as u64;
         if self.replace {
             let mut encoded = [0u8; 16];
-            format.encode_color(src, &mut encoded[..size]);
+            self.encode(src, &mut encoded[..size]);
             for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
                 if coverage & (1 << s) != 0 {
                     texel.copy_from_slice(&encoded[..size]);
@@ -134,7 +182,7 @@ impl Rop {
             if coverage & (1 << s) == 0 {
                 continue;
             }
-            let dst = format.decode_color(texel);
+            let dst = self.decode(texel);
             let mut out = match &self.state.blend {
                 Some(b) => blend(b, src, dst, self.constant),
                 None => src,
@@ -144,7 +192,7 @@ impl Rop {
                     *v = dst[i];
                 }
             }
-            format.encode_color(out, texel);
+            self.encode(out, texel);
         }
         let blended = if self.state.blend.is_some() {
             written

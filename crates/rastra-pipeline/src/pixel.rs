@@ -339,7 +339,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     for (c, reg) in regs.iter().enumerate() {
                         color[c] = f32::from_bits(reg[lane]);
                     }
-                    let size = surface.rop.state.format.texel_size();
+                    let size = surface.rop.size;
                     let at = texel_offset(self.width, samples, size, px, py, 0);
                     // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface
                     // invariant).

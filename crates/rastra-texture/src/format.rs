@@ -958,6 +958,13 @@ fn float_to_u32_sat(v: f32) -> u32 {
 }
 
 /// Float to unorm code with `max` = 2^bits − 1: NaN → 0, clamp to [0, 1], round to nearest.
+/// Float to 8-bit unorm (clamp to [0, 1], NaN → 0, round to nearest): the rule every 8-bit
+/// unorm encode uses, exported for units with a short path for those formats (the ROPs).
+#[inline]
+pub fn encode_unorm8(x: f32) -> u8 {
+    unorm(x, 255.0) as u8
+}
+
 fn unorm(x: f32, max: f32) -> u32 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
     (x as f64 * max as f64 + 0.5).floor() as u32
