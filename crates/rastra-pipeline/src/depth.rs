@@ -21,6 +21,9 @@ pub struct DepthUnit<'a> {
     pub range: [f32; 2],
     /// Bytes per sample, fixed for the draw.
     size: usize,
+    /// Whether this unit has written any depth since the flag was last taken (the back end
+    /// refreshes a tile's Hi-Z bounds only then).
+    pub wrote: bool,
     /// Depth32Float: stored as plain f32, no quantisation (the common case, kept off the
     /// generic texel codec).
     plain_f32: bool,
@@ -45,6 +48,7 @@ impl<'a> DepthUnit<'a> {
             samples,
             range,
             size: format.texel_size(),
+            wrote: false,
             plain_f32: format == TextureFormat::Depth32Float,
         }
     }
@@ -97,6 +101,7 @@ impl<'a> DepthUnit<'a> {
                 }
             }
         }
+        self.wrote |= write && self.write_enabled && pass != 0;
         pass
     }
 
@@ -116,5 +121,6 @@ impl<'a> DepthUnit<'a> {
                 self.store(new, texel);
             }
         }
+        self.wrote |= mask != 0;
     }
 }

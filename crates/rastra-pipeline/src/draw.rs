@@ -513,9 +513,17 @@ fn back_end(
         if result.is_ok() {
             result = pixels.flush(&mut local, &mut counters);
         }
-        if let (true, Some(b), Some((format, surface)), Some(h)) =
-            (hiz_refresh, bounds.as_deref_mut(), depth.as_ref(), hiz)
-        {
+        let wrote = pixels
+            .depth
+            .as_mut()
+            .is_some_and(|d| std::mem::take(&mut d.wrote));
+        if let (true, true, Some(b), Some((format, surface)), Some(h)) = (
+            hiz_refresh,
+            wrote,
+            bounds.as_deref_mut(),
+            depth.as_ref(),
+            hiz,
+        ) {
             refresh_bounds(b, h.mode, &rect, *format, surface, width, samples);
         }
         drop(bounds);

@@ -469,6 +469,34 @@ impl Texture {
     }
 
     /// Slices (storage index) of image `i` of a region, sample `s`.
+    /// Byte offsets of every element (texel or block) of a validated region: in the linear
+    /// data laid out by `layout` (`bpr` bytes per row, `rpi` rows per image), and in the
+    /// tiled storage. Shared by uploads and downloads.
+    fn region_elements(
+        &self,
+        r: &Region,
+        layout: &DataLayout,
+        bpr: u64,
+        rpi: u64,
+    ) -> Vec<(usize, usize)> {
+        let elem = self.desc.format.block_size();
+        let mut offsets = Vec::with_capacity((r.images * r.rows * r.blocks) as usize);
+        for i in 0..r.images {
+            let slice = self.slice_of(r.z + i, 0);
+            for row in 0..r.rows {
+                let linear_row = (layout.offset + bpr * (rpi * i as u64 + row as u64)) as usize;
+                for b in 0..r.blocks {
+                    // In range: `region` validated the copy against the texture.
+                    let tiled = self
+                        .element_offset(r.mip, slice, r.ex + b, r.ey + row)
+                        .unwrap_or(0) as usize;
+                    offsets.push((linear_row + b as usize * elem, tiled));
+                }
+            }
+        }
+        offsets
+    }
+
     fn slice_of(&self, z: u32, s: u32) -> u32 {
         match self.desc.dimension {
             TextureDimension::D3 => z,
@@ -536,18 +564,8 @@ impl Texture {
         let r = self.region(&dst, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, data.len())?;
         let elem = self.desc.format.block_size();
-        for i in 0..r.images {
-            let slice = self.slice_of(r.z + i, 0);
-            for row in 0..r.rows {
-                let src_row = (layout.offset + bpr * (rpi * i as u64 + row as u64)) as usize;
-                for b in 0..r.blocks {
-                    let src = src_row + b as usize * elem;
-                    let off = self
-                        .element_offset(r.mip, slice, r.ex + b, r.ey + row)
-                        .unwrap_or(0) as usize;
-                    self.data[off..off + elem].copy_from_slice(&data[src..src + elem]);
-                }
-            }
+        for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
+            self.data[tiled..tiled + elem].copy_from_slice(&data[linear..linear + elem]);
         }
         self.generation += 1;
         Ok(())
@@ -567,18 +585,8 @@ impl Texture {
         let r = self.region(&src, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, out.len())?;
         let elem = self.desc.format.block_size();
-        for i in 0..r.images {
-            let slice = self.slice_of(r.z + i, 0);
-            for row in 0..r.rows {
-                let dst_row = (layout.offset + bpr * (rpi * i as u64 + row as u64)) as usize;
-                for b in 0..r.blocks {
-                    let dst = dst_row + b as usize * elem;
-                    let off = self
-                        .element_offset(r.mip, slice, r.ex + b, r.ey + row)
-                        .unwrap_or(0) as usize;
-                    out[dst..dst + elem].copy_from_slice(&self.data[off..off + elem]);
-                }
-            }
+        for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
+            out[linear..linear + elem].copy_from_slice(&self.data[tiled..tiled + elem]);
         }
         Ok(())
     }
