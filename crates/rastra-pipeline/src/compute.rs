@@ -6,28 +6,33 @@
 //! thread count. Memory is `AtomicU32` words, so concurrent workgroups' stores and atomics
 //! are well defined.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use rastra_shader::{ExecError, ExecInfo, Program, Resources, Workgroup, execute_workgroup};
+use rastra_shader::{ExecError, ExecInfo, Program, Workgroup, execute_workgroup};
 use rastra_stats::Counters;
+use rastra_texture::{CacheConfig, L2Cache, TextureUnit};
 
 use crate::DrawError;
-use crate::cores::account;
+use crate::cores::{account, account_texels, drain_texture_unit};
+use crate::draw::StageResources;
 use crate::workers::Workers;
 
-/// Runs `counts` workgroups of the compute `program`.
+/// Runs `counts` workgroups of the compute `program`. Each run of workgroups starts on a
+/// shader core with an empty texture L1; the runs' L2 traffic reaches `l2` in run order.
 pub fn dispatch(
     program: &Program,
     counts: [u32; 3],
-    resources: &[&[AtomicU32]],
+    stage: &StageResources<'_>,
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
     if counts.contains(&0) {
         return Ok(());
     }
-    let resources = Resources { buffers: resources };
+    let resources = stage.resources();
+    let textured = stage.uses_textures();
     let size = program.workgroup_size;
     let invocations = size.iter().map(|&s| s as u64).product::<u64>();
     let warps = invocations.div_ceil(rastra_shader::WARP_LANES as u64);
@@ -38,8 +43,16 @@ pub fn dispatch(
     const RUN: usize = 8;
     let results = workers.map_init(
         total.div_ceil(RUN),
-        || Workgroup::new(program),
-        |workgroup, run| -> Result<ExecInfo, ExecError> {
+        || {
+            (
+                Workgroup::new(program),
+                TextureUnit::with_shared_l2(CacheConfig::default()),
+            )
+        },
+        |(workgroup, unit), run| -> Result<_, ExecError> {
+            if textured {
+                unit.invalidate_l1();
+            }
             let mut info = ExecInfo::default();
             for i in run * RUN..(run * RUN + RUN).min(total) {
                 let x = (i % counts[0] as usize) as u32;
@@ -53,6 +66,7 @@ pub fn dispatch(
                     [x, y, z],
                     counts,
                     &resources,
+                    unit,
                     &mut local,
                 );
                 let used = start - local;
@@ -61,11 +75,15 @@ pub fn dispatch(
                 });
                 info += result?;
             }
-            Ok(info)
+            Ok((info, textured.then(|| drain_texture_unit(unit))))
         },
     );
     for result in results {
-        account(&result?, counters);
+        let (info, texels) = result?;
+        account(&info, counters);
+        if let Some(texels) = texels {
+            account_texels(texels, l2, counters);
+        }
     }
     counters.workgroups_dispatched += total as u64;
     counters.compute_warps += warps * total as u64;

@@ -3,6 +3,7 @@
 
 use rastra_shader::ExecInfo;
 use rastra_stats::Counters;
+use rastra_texture::{L2Cache, TexelCacheStats, TextureUnit};
 
 /// Adds one execution's shader-core statistics to `counters`.
 pub fn account(info: &ExecInfo, counters: &mut Counters) {
@@ -15,4 +16,35 @@ pub fn account(info: &ExecInfo, counters: &mut Counters) {
     counters.active_lane_slots += info.active_lanes;
     counters.divergent_branches += info.divergent_branches;
     counters.barrier_waits += info.barrier_waits;
+}
+
+/// Collects what a texture unit's caches did since its last reset: replays the L2
+/// requests its L1 fills logged into the shared `l2` (callers do this in a fixed order —
+/// tile, batch or workgroup-run order — so the figures do not depend on threads), and
+/// zeroes the unit's counters.
+pub fn drain_texture_unit(
+    unit: &mut TextureUnit,
+) -> (TexelCacheStats, Vec<rastra_texture::L2Request>) {
+    let stats = unit.stats();
+    unit.reset_stats();
+    (stats, unit.take_l2_requests())
+}
+
+/// Replays one unit's drained L2 log into `l2` and adds its texel-cache figures to
+/// `counters`.
+pub fn account_texels(
+    (mut stats, log): (TexelCacheStats, Vec<rastra_texture::L2Request>),
+    l2: &mut L2Cache,
+    counters: &mut Counters,
+) {
+    l2.replay(&log, &mut stats);
+    counters.texel_requests += stats.requests;
+    counters.texels_read += stats.texel_reads;
+    counters.texel_l1_accesses += stats.l1_accesses;
+    counters.texel_l1_misses += stats.l1_misses;
+    counters.texel_l1_texels_filled += stats.l1_texels_filled;
+    counters.texel_blocks_decoded += stats.blocks_decoded;
+    counters.texel_l2_accesses += stats.l2_accesses;
+    counters.texel_l2_misses += stats.l2_misses;
+    counters.texture_bytes_from_memory += stats.bytes_from_memory;
 }

@@ -6,7 +6,7 @@
 //! with depth clamping — without it, clipping already keeps depth in range).
 
 use crate::format::TextureFormat;
-use crate::memory::{SharedSurface, texel_offset};
+use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::state::CompareFunction;
 
 /// A depth surface and the test configured for the draw.
@@ -15,7 +15,7 @@ pub struct DepthUnit<'a> {
     pub compare: CompareFunction,
     pub write_enabled: bool,
     pub data: &'a SharedSurface<'a>,
-    pub width: u32,
+    pub layout: SurfaceLayout,
     pub samples: u32,
     /// The viewport's depth range, `[min, max]`.
     pub range: [f32; 2],
@@ -35,7 +35,7 @@ impl<'a> DepthUnit<'a> {
         compare: CompareFunction,
         write_enabled: bool,
         data: &'a SharedSurface<'a>,
-        width: u32,
+        layout: SurfaceLayout,
         samples: u32,
         range: [f32; 2],
     ) -> DepthUnit<'a> {
@@ -44,7 +44,7 @@ impl<'a> DepthUnit<'a> {
             compare,
             write_enabled,
             data,
-            width,
+            layout,
             samples,
             range,
             size: format.texel_size(),
@@ -90,7 +90,7 @@ impl<'a> DepthUnit<'a> {
             if mask & (1 << s) == 0 {
                 continue;
             }
-            let at = texel_offset(self.width, self.samples, size, x, y, s);
+            let at = self.layout.pixel(x, y) + s as usize * size;
             // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface invariant).
             let texel = unsafe { self.data.texels_mut(at, size) };
             let new = self.quantize(z[s as usize]);
@@ -114,7 +114,7 @@ impl<'a> DepthUnit<'a> {
         let size = self.size;
         for s in 0..self.samples {
             if mask & (1 << s) != 0 {
-                let at = texel_offset(self.width, self.samples, size, x, y, s);
+                let at = self.layout.pixel(x, y) + s as usize * size;
                 let new = self.quantize(z[s as usize]);
                 // SAFETY: the pixel belongs to the tile this worker owns.
                 let texel = unsafe { self.data.texels_mut(at, size) };

@@ -8,11 +8,13 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use rastra_shader::{ExecError, Resources, Warp};
+use rastra_shader::{ExecError, Resources, TextureBinding, Warp};
 use rastra_stats::Counters;
+use rastra_texture::{CacheConfig, L2Cache, Sampler, TextureUnit};
 
 use crate::binning::Bins;
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
+use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
@@ -21,7 +23,7 @@ use crate::input_assembler::IndexSource;
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
 use crate::link::RenderPipeline;
-use crate::memory::{BufferSlice, Framebuffer, SharedSurface, texel_offset};
+use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::primitive::for_each_triangle;
@@ -61,7 +63,7 @@ fn refresh_bounds(
     rect: &PixelRect,
     format: TextureFormat,
     surface: &SharedSurface<'_>,
-    width: u32,
+    layout: &SurfaceLayout,
     samples: u32,
 ) {
     let size = format.texel_size();
@@ -73,7 +75,7 @@ fn refresh_bounds(
     bounds.fill(init);
     for y in rect.y0..=rect.y1 {
         for x in rect.x0..=rect.x1 {
-            let at = texel_offset(width, samples, size, x, y, 0);
+            let at = layout.pixel(x, y);
             // SAFETY: the tile's pixels belong to this worker (SharedSurface invariant).
             let texels = unsafe { surface.texels_mut(at, size * samples as usize) };
             let b = &mut bounds[block_index(x, y)];
@@ -102,6 +104,32 @@ pub enum DrawRange {
     },
 }
 
+/// What one shader stage of a draw or dispatch may access, in its `Program`'s binding
+/// orders: buffer ranges (as words) for `bindings`, texture views for `textures`, samplers
+/// for `samplers`.
+#[derive(Clone, Debug, Default)]
+pub struct StageResources<'a> {
+    pub buffers: Vec<&'a [AtomicU32]>,
+    pub textures: Vec<TextureBinding<'a>>,
+    pub samplers: Vec<&'a Sampler>,
+}
+
+impl StageResources<'_> {
+    /// The shader cores' view of these resources.
+    pub fn resources(&self) -> Resources<'_> {
+        Resources {
+            buffers: &self.buffers,
+            textures: &self.textures,
+            samplers: &self.samplers,
+        }
+    }
+
+    /// Whether the stage reads any texture (its warps need a texture unit's caches).
+    pub fn uses_textures(&self) -> bool {
+        !self.textures.is_empty()
+    }
+}
+
 /// Everything one draw needs, resolved and validated by the API layer.
 pub struct DrawCall<'a> {
     pub pipeline: &'a RenderPipeline,
@@ -110,11 +138,10 @@ pub struct DrawCall<'a> {
     pub index_buffer: Option<(BufferSlice<'a>, IndexFormat)>,
     pub range: DrawRange,
     pub instances: Range<u32>,
-    /// Buffer ranges (as words) for the vertex shader's bindings, in `Program::bindings`
-    /// order.
-    pub vertex_resources: Vec<&'a [AtomicU32]>,
-    /// Buffer ranges for the fragment shader's bindings, in `Program::bindings` order.
-    pub fragment_resources: Vec<&'a [AtomicU32]>,
+    /// The vertex shader's buffers, textures and samplers.
+    pub vertex_resources: StageResources<'a>,
+    /// The fragment shader's buffers, textures and samplers.
+    pub fragment_resources: StageResources<'a>,
     pub viewport: Viewport,
     pub scissor: ScissorRect,
     pub blend_constant: Color,
@@ -161,22 +188,32 @@ struct FrontEndOutput {
 }
 
 /// Runs one draw: the front end on the calling thread, the back end's tiles on `workers`.
-/// `budget` is the shader instruction budget left for the submission.
+/// `budget` is the shader instruction budget left for the submission; `l2` is the
+/// device's texture L2, shared by every texture unit (see `cores::account_texels`).
 pub fn draw(
     call: &DrawCall<'_>,
     fb: &mut Framebuffer<'_>,
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
     let (width, height) = (fb.width, fb.height);
+    let mut vertex_unit = TextureUnit::with_shared_l2(CacheConfig::default());
     front_end(
         call,
         width,
         height,
+        &mut vertex_unit,
         budget,
         counters,
-        &mut |front, budget, counters| back_end(call, fb, front, workers, budget, counters),
+        &mut |front, unit, budget, counters| {
+            // The vertex shaders' texel traffic reaches the L2 before the pixels'.
+            if call.vertex_resources.uses_textures() {
+                account_texels(drain_texture_unit(unit), l2, counters);
+            }
+            back_end(call, fb, front, workers, l2, budget, counters)
+        },
     )
 }
 
@@ -185,8 +222,8 @@ pub fn draw(
 const CHUNK_TRIANGLES: usize = 1 << 18;
 
 /// Where the front end hands its output: the back end, which consumes the triangles.
-type BackEnd<'s> =
-    dyn FnMut(&FrontEndOutput, &mut u64, &mut Counters) -> Result<(), DrawError> + 's;
+type BackEnd<'s> = dyn FnMut(&FrontEndOutput, &mut TextureUnit, &mut u64, &mut Counters) -> Result<(), DrawError>
+    + 's;
 
 /// Runs the front end over the whole draw, passing each chunk of set-up triangles (in API
 /// order) to `back_end` as it fills.
@@ -194,6 +231,7 @@ fn front_end(
     call: &DrawCall<'_>,
     width: u32,
     height: u32,
+    unit: &mut TextureUnit,
     budget: &mut u64,
     counters: &mut Counters,
     back_end: &mut BackEnd<'_>,
@@ -218,9 +256,7 @@ fn front_end(
     let shading = VertexShading {
         pipeline: p,
         vertex_buffers: &call.vertex_buffers,
-        resources: Resources {
-            buffers: &call.vertex_resources,
-        },
+        resources: call.vertex_resources.resources(),
         clip_space,
     };
     let (source, count) = match call.range {
@@ -261,8 +297,15 @@ fn front_end(
             if error.is_some() {
                 return;
             }
-            if let Err(e) = shading.shade(batch, instance, &mut warp, &mut shaded, budget, counters)
-            {
+            if let Err(e) = shading.shade(
+                batch,
+                instance,
+                &mut warp,
+                unit,
+                &mut shaded,
+                budget,
+                counters,
+            ) {
                 error = Some(e.into());
                 return;
             }
@@ -280,7 +323,7 @@ fn front_end(
                 );
             }
             if out.triangles.len() >= CHUNK_TRIANGLES {
-                if let Err(e) = back_end(&out, budget, counters) {
+                if let Err(e) = back_end(&out, unit, budget, counters) {
                     error = Some(e);
                 }
                 out.clear();
@@ -294,10 +337,8 @@ fn front_end(
             return Err(e);
         }
     }
-    if !out.triangles.is_empty() {
-        back_end(&out, budget, counters)?;
-    }
-    Ok(())
+    // The last chunk (possibly empty: the vertex shaders' texel traffic still counts).
+    back_end(&out, unit, budget, counters)
 }
 
 /// Clip, cull and set up one assembled triangle (slots into the shaded batch).
@@ -367,6 +408,7 @@ fn back_end(
     fb: &mut Framebuffer<'_>,
     front: &FrontEndOutput,
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
@@ -377,7 +419,7 @@ fn back_end(
     let width = fb.width;
     let samples = fb.samples;
     // The surfaces, shared by the tile workers (each writes only inside its own tile).
-    let colors: Vec<Option<(Rop, SharedSurface<'_>)>> = fb
+    let colors: Vec<Option<(Rop, SharedSurface<'_>, SurfaceLayout)>> = fb
         .colors
         .iter_mut()
         .zip(&p.desc.targets)
@@ -385,6 +427,7 @@ fn back_end(
             (Some(surface), Some(state)) => Some((
                 Rop::new(*state, call.blend_constant.to_array()),
                 SharedSurface::new(&mut *surface.data),
+                surface.layout,
             )),
             _ => None,
         })
@@ -393,11 +436,16 @@ fn back_end(
     // whether it must refresh them (it may write depth).
     #[allow(clippy::type_complexity)]
     let (depth, (hiz_test, hiz_refresh, hiz)): (
-        Option<(TextureFormat, SharedSurface<'_>)>,
+        Option<(TextureFormat, SharedSurface<'_>, SurfaceLayout)>,
         (bool, bool, Option<&HiZBuffer>),
     ) = match (fb.depth.as_mut(), &p.desc.depth_stencil) {
         (Some(target), Some(ds)) => {
-            let crate::memory::DepthTarget { format, data, hiz } = target;
+            let crate::memory::DepthTarget {
+                format,
+                data,
+                layout,
+                hiz,
+            } = target;
             let writes = ds.depth_write_enabled && p.depth_mode != DepthMode::Off;
             let test = hiz.begin_draw(ds.depth_compare, writes)
                 && matches!(
@@ -406,7 +454,7 @@ fn back_end(
                 );
             let refresh = writes && matches!(hiz.mode, HiZMode::Max | HiZMode::Min);
             (
-                Some((*format, SharedSurface::new(data))),
+                Some((*format, SharedSurface::new(data), *layout)),
                 (test, refresh, Some(&**hiz)),
             )
         }
@@ -421,36 +469,34 @@ fn back_end(
         .filter(|&t| !front.bins.bins[t].is_empty())
         .collect();
     let shared_budget = AtomicU64::new(*budget);
+    let textured = call.fragment_resources.uses_textures();
     let new_pipe = || {
         let colors = colors
             .iter()
             .map(|c| {
-                c.as_ref().map(|(rop, surface)| ColorSurface {
+                c.as_ref().map(|(rop, surface, layout)| ColorSurface {
                     rop: *rop,
                     data: surface,
+                    layout: *layout,
                 })
             })
             .collect();
-        let depth =
-            depth
-                .as_ref()
-                .zip(p.desc.depth_stencil.as_ref())
-                .map(|((format, surface), ds)| {
-                    DepthUnit::new(
-                        *format,
-                        ds.depth_compare,
-                        ds.depth_write_enabled,
-                        surface,
-                        width,
-                        samples,
-                        depth_range,
-                    )
-                });
+        let depth = depth.as_ref().zip(p.desc.depth_stencil.as_ref()).map(
+            |((format, surface, layout), ds)| {
+                DepthUnit::new(
+                    *format,
+                    ds.depth_compare,
+                    ds.depth_write_enabled,
+                    surface,
+                    *layout,
+                    samples,
+                    depth_range,
+                )
+            },
+        );
         PixelPipe::new(
             p,
-            Resources {
-                buffers: &call.fragment_resources,
-            },
+            call.fragment_resources.resources(),
             &front.triangles,
             &front.attrs,
             call.viewport,
@@ -466,6 +512,11 @@ fn back_end(
             tiles_rasterized: 1,
             ..Counters::default()
         };
+        // Each tile's pixel work runs on a shader core whose texture L1 starts empty, so
+        // the cache figures do not depend on which worker took which tiles.
+        if textured {
+            pixels.unit.invalidate_l1();
+        }
         let start = shared_budget.load(Ordering::Relaxed);
         let mut local = start;
         let mut result = Ok(());
@@ -474,7 +525,7 @@ fn back_end(
         for &index in &front.bins.bins[t] {
             let tri = &front.triangles[index as usize];
             let test = |bx: u32, by: u32| {
-                let (Some(h), Some(b), Some(ds), Some((format, _))) = (
+                let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
                     hiz,
                     bounds.as_deref(),
                     p.desc.depth_stencil.as_ref(),
@@ -517,25 +568,31 @@ fn back_end(
             .depth
             .as_mut()
             .is_some_and(|d| std::mem::take(&mut d.wrote));
-        if let (true, true, Some(b), Some((format, surface)), Some(h)) = (
+        if let (true, true, Some(b), Some((format, surface, layout)), Some(h)) = (
             hiz_refresh,
             wrote,
             bounds.as_deref_mut(),
             depth.as_ref(),
             hiz,
         ) {
-            refresh_bounds(b, h.mode, &rect, *format, surface, width, samples);
+            refresh_bounds(b, h.mode, &rect, *format, surface, layout, samples);
         }
         drop(bounds);
         let used = start - local;
         let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
             Some(b.saturating_sub(used))
         });
-        result.map(|()| counters).map_err(DrawError::from)
+        let texels = textured.then(|| drain_texture_unit(&mut pixels.unit));
+        result.map(|()| (counters, texels)).map_err(DrawError::from)
     });
-    // Merged in tile order: the same totals for any number of workers.
+    // Merged in tile order: the same totals (and the same L2 history) for any number of
+    // workers.
     for r in results {
-        counters.accumulate(&r?);
+        let (tile, texels) = r?;
+        counters.accumulate(&tile);
+        if let Some(texels) = texels {
+            account_texels(texels, l2, counters);
+        }
     }
     *budget = shared_budget.load(Ordering::Relaxed);
     Ok(())

@@ -6,10 +6,11 @@
 //! undefined behaviour; [`BufferSlice`] addresses bytes inside them for the fixed-function
 //! units (index and vertex fetch).
 //!
-//! Layout invariant: surfaces are row-major with a pixel's samples adjacent, so texel
-//! `(x, y, sample)` of a `width`-wide, `samples`-per-pixel surface starts at
-//! `((y * width + x) * samples + sample) * texel_size`. Tiled layouts arrive with the
-//! throughput and texture-unit issues; every unit addresses surfaces through [`texel_offset`].
+//! Layout invariant: a surface is one 2D subresource of a texture in texture memory's tiled
+//! layout (`rastra_texture::SurfaceLayout`: 8×8-pixel tiles, Morton order inside, a pixel's
+//! samples adjacent), so texel `(x, y, sample)` starts at
+//! `layout.pixel(x, y) + sample * texel_size`. The texture units read the same bytes when a
+//! rendered texture is sampled later.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -82,12 +83,7 @@ pub fn write_bytes(words: &[AtomicU32], offset: u64, data: &[u8]) {
     }
 }
 use crate::state::Color;
-
-/// Byte offset of a texel in a surface of the given width, sample count and texel size.
-#[inline]
-pub fn texel_offset(width: u32, samples: u32, texel_size: usize, x: u32, y: u32, s: u32) -> usize {
-    (((y as usize * width as usize) + x as usize) * samples as usize + s as usize) * texel_size
-}
+pub use rastra_texture::SurfaceLayout;
 
 /// A render-target surface shared by the back end's tile workers.
 ///
@@ -128,16 +124,19 @@ impl<'a> SharedSurface<'a> {
     }
 }
 
-/// A colour attachment bound for a draw.
+/// A colour attachment bound for a draw: the texture's memory and where the attached
+/// subresource lies in it.
 pub struct ColorTarget<'a> {
     pub format: TextureFormat,
     pub data: &'a mut [u8],
+    pub layout: SurfaceLayout,
 }
 
 /// The depth(-stencil) attachment bound for a draw, with its hierarchical-Z bounds.
 pub struct DepthTarget<'a> {
     pub format: TextureFormat,
     pub data: &'a mut [u8],
+    pub layout: SurfaceLayout,
     pub hiz: &'a mut crate::hiz::HiZBuffer,
 }
 
@@ -150,12 +149,17 @@ pub struct Framebuffer<'a> {
     pub depth: Option<DepthTarget<'a>>,
 }
 
+/// The bytes of the subresource `layout` describes (tile padding included).
+fn subresource<'d>(data: &'d mut [u8], layout: &SurfaceLayout) -> &'d mut [u8] {
+    &mut data[layout.base..layout.base + layout.bytes]
+}
+
 /// Fills a colour surface with one colour (the render pass "clear" load operation).
-pub fn clear_color(format: TextureFormat, data: &mut [u8], color: Color) {
+pub fn clear_color(format: TextureFormat, data: &mut [u8], layout: &SurfaceLayout, color: Color) {
     let size = format.texel_size();
     let mut texel = [0u8; 16];
     format.encode_color(color.to_array(), &mut texel[..size]);
-    for chunk in data.chunks_exact_mut(size) {
+    for chunk in subresource(data, layout).chunks_exact_mut(size) {
         chunk.copy_from_slice(&texel[..size]);
     }
 }
@@ -164,11 +168,12 @@ pub fn clear_color(format: TextureFormat, data: &mut [u8], color: Color) {
 pub fn clear_depth_stencil(
     format: TextureFormat,
     data: &mut [u8],
+    layout: &SurfaceLayout,
     depth: Option<f32>,
     stencil: Option<u8>,
 ) {
     let size = format.texel_size();
-    for chunk in data.chunks_exact_mut(size) {
+    for chunk in subresource(data, layout).chunks_exact_mut(size) {
         if let Some(z) = depth {
             format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), chunk);
         }
@@ -183,26 +188,35 @@ pub fn clear_depth_stencil(
 pub fn resolve(
     format: TextureFormat,
     src: &[u8],
+    src_layout: &SurfaceLayout,
     samples: u32,
     dst_format: TextureFormat,
     dst: &mut [u8],
+    dst_layout: &SurfaceLayout,
 ) -> u64 {
     let size = format.texel_size();
     let dst_size = dst_format.texel_size();
-    let pixels = dst.len() / dst_size;
-    for p in 0..pixels {
-        let mut sum = [0.0f32; 4];
-        for s in 0..samples as usize {
-            let at = (p * samples as usize + s) * size;
-            let c = format.decode_color(&src[at..at + size]);
-            for i in 0..4 {
-                sum[i] += c[i];
+    let (w, h) = (
+        src_layout.width.min(dst_layout.width),
+        src_layout.height.min(dst_layout.height),
+    );
+    for y in 0..h {
+        for x in 0..w {
+            let mut sum = [0.0f32; 4];
+            let base = src_layout.pixel(x, y);
+            for s in 0..samples as usize {
+                let at = base + s * size;
+                let c = format.decode_color(&src[at..at + size]);
+                for i in 0..4 {
+                    sum[i] += c[i];
+                }
             }
+            let avg = sum.map(|v| v / samples as f32);
+            let at = dst_layout.pixel(x, y);
+            dst_format.encode_color(avg, &mut dst[at..at + dst_size]);
         }
-        let avg = sum.map(|v| v / samples as f32);
-        dst_format.encode_color(avg, &mut dst[p * dst_size..(p + 1) * dst_size]);
     }
-    pixels as u64
+    w as u64 * h as u64
 }
 
 #[cfg(test)]

@@ -11,11 +11,12 @@
 
 use rastra_shader::{Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
+use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
 use crate::interpolate::{Barycentrics, barycentrics, depth_at, interpolate_word, pixel_center};
 use crate::link::{DepthMode, RenderPipeline};
-use crate::memory::{SharedSurface, texel_offset};
+use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::Rop;
 use crate::raster::{Quad, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
@@ -41,6 +42,7 @@ struct Pending {
 pub struct ColorSurface<'fb> {
     pub rop: Rop,
     pub data: &'fb SharedSurface<'fb>,
+    pub layout: SurfaceLayout,
 }
 
 /// The pixel pipeline of one draw: early Z, pixel shading, late Z, output merger.
@@ -55,6 +57,8 @@ pub struct PixelPipe<'a, 'fb> {
     pub colors: Vec<Option<ColorSurface<'fb>>>,
     pub depth: Option<DepthUnit<'fb>>,
     pub warp: Option<Warp>,
+    /// The texture unit of the shader core this pipe's warps run on.
+    pub unit: TextureUnit,
     pending: Vec<Pending>,
 }
 
@@ -81,6 +85,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             colors,
             depth,
             warp: pipeline.desc.fragment.as_deref().map(Warp::new),
+            unit: TextureUnit::with_shared_l2(CacheConfig::default()),
             pending: Vec::with_capacity(QUADS_PER_WARP),
         }
     }
@@ -277,7 +282,15 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             .fragment
             .as_deref()
             .expect("a warp implies a fragment shader");
-        let info = rastra_shader::execute(program, warp, active, helpers, &self.resources, budget)?;
+        let info = rastra_shader::execute(
+            program,
+            warp,
+            active,
+            helpers,
+            &self.resources,
+            &mut self.unit,
+            budget,
+        )?;
         counters.pixel_warps += 1;
         counters.pixel_instructions += info.instructions;
         crate::cores::account(&info, counters);
@@ -340,7 +353,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                         color[c] = f32::from_bits(reg[lane]);
                     }
                     let size = surface.rop.size;
-                    let at = texel_offset(self.width, samples, size, px, py, 0);
+                    let at = surface.layout.pixel(px, py);
                     // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface
                     // invariant).
                     let texels = unsafe { surface.data.texels_mut(at, size * samples as usize) };

@@ -9,6 +9,7 @@
 
 use rastra_shader::{Resources, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
+use rastra_texture::TextureUnit;
 
 use crate::clip::ClipSpace;
 use crate::input_assembler::fetch_attribute;
@@ -129,12 +130,15 @@ pub struct VertexShading<'a> {
 }
 
 impl VertexShading<'_> {
-    /// Shades every vertex of `batch` for `instance`, writing the results to `out`.
+    /// Shades every vertex of `batch` for `instance`, writing the results to `out`; `unit`
+    /// is the texture unit of the shader core the vertex warps run on.
+    #[allow(clippy::too_many_arguments)]
     pub fn shade(
         &self,
         batch: &Batch,
         instance: u32,
         warp: &mut Warp,
+        unit: &mut TextureUnit,
         out: &mut ShadedBatch,
         budget: &mut u64,
         counters: &mut Counters,
@@ -181,7 +185,8 @@ impl VertexShading<'_> {
                     }
                 }
             }
-            let info = rastra_shader::execute(program, warp, active, 0, &self.resources, budget)?;
+            let info =
+                rastra_shader::execute(program, warp, active, 0, &self.resources, unit, budget)?;
             counters.vertex_warps += 1;
             counters.vertex_shader_invocations += chunk.len() as u64;
             counters.vertex_instructions += info.instructions;

@@ -77,11 +77,11 @@ impl ComputeRecipe {
                 .iter()
                 .map(|&(binding, b)| rastra::BindGroupEntry {
                     binding,
-                    resource: rastra::BufferBinding {
+                    resource: rastra::BindingResource::Buffer(rastra::BufferBinding {
                         buffer: &buffers[b],
                         offset: 0,
                         size: None,
-                    },
+                    }),
                 })
                 .collect();
             let group = device.create_bind_group(&rastra::BindGroupDescriptor {

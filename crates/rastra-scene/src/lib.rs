@@ -163,11 +163,11 @@ impl Frame {
                     .iter()
                     .map(|&(binding, b)| rastra::BindGroupEntry {
                         binding,
-                        resource: rastra::BufferBinding {
+                        resource: rastra::BindingResource::Buffer(rastra::BufferBinding {
                             buffer: &buffers[b],
                             offset: 0,
                             size: None,
-                        },
+                        }),
                     })
                     .collect();
                 if entries.is_empty() {
@@ -193,6 +193,7 @@ impl Frame {
                 size,
                 mip_level_count: 1,
                 sample_count: samples,
+                dimension: rastra::TextureDimension::D2,
                 format,
                 usage,
             })

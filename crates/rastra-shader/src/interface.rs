@@ -5,6 +5,8 @@
 use std::fmt;
 use std::sync::atomic::AtomicU32;
 
+use rastra_texture::{Sampler, Texture, TextureView, TextureViewDimension};
+
 /// Lanes in one warp. A pixel warp holds `WARP_LANES / 4` quads; lane `4*q + i` is pixel
 /// `i` of quad `q`, with `i` = 0 (x0,y0), 1 (x1,y0), 2 (x0,y1), 3 (x1,y1).
 pub const WARP_LANES: usize = 16;
@@ -151,13 +153,76 @@ pub struct BindingVar {
     pub name: String,
 }
 
+/// What a texture binding holds, as the shader declares it (WGSL `texture_*` types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextureSampleKind {
+    /// `texture_*<f32>`.
+    Float,
+    Sint,
+    Uint,
+    /// `texture_depth_*`: results are one f32; compares allowed.
+    Depth,
+}
+
+/// A sampled texture the program uses (`texture_1d` … `texture_depth_multisampled_2d`).
+/// `Resources::textures[i]` serves `textures[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureVar {
+    pub group: u32,
+    pub binding: u32,
+    pub dimension: TextureViewDimension,
+    pub sample_kind: TextureSampleKind,
+    pub multisampled: bool,
+    pub name: String,
+}
+
+/// A sampler the program uses. `Resources::samplers[i]` serves `samplers[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SamplerVar {
+    pub group: u32,
+    pub binding: u32,
+    /// `sampler_comparison`.
+    pub comparison: bool,
+    pub name: String,
+}
+
+/// A texture as the texture unit reads it: the texture's memory and the bound view.
+#[derive(Clone, Copy, Debug)]
+pub struct TextureBinding<'a> {
+    pub texture: &'a Texture,
+    pub view: &'a TextureView,
+}
+
 /// Memory a warp may access: one range of device memory per entry of `Program::bindings`,
 /// in that order, as 32-bit words (device memory is words of `AtomicU32`, so shader loads,
 /// stores and atomics from any number of threads are all defined). Every access is
-/// bounds-checked against its range (WebGPU robust access).
+/// bounds-checked against its range (WebGPU robust access). Textures and samplers serve
+/// `Program::textures` and `Program::samplers` in order; the texture unit reads them.
 #[derive(Clone, Copy, Debug)]
 pub struct Resources<'a> {
     pub buffers: &'a [&'a [AtomicU32]],
+    pub textures: &'a [TextureBinding<'a>],
+    pub samplers: &'a [&'a Sampler],
+}
+
+impl Resources<'static> {
+    /// No buffers, textures or samplers.
+    pub const EMPTY: Resources<'static> = Resources {
+        buffers: &[],
+        textures: &[],
+        samplers: &[],
+    };
+}
+
+impl<'a> Resources<'a> {
+    /// Only buffers.
+    pub fn buffers(buffers: &'a [&'a [AtomicU32]]) -> Resources<'a> {
+        Resources {
+            buffers,
+            textures: &[],
+            samplers: &[],
+        }
+    }
 }
 
 /// A shader failed to compile.

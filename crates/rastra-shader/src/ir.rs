@@ -167,6 +167,72 @@ pub enum Inst {
         src: Reg,
         index: Reg,
     },
+    /// A texture-unit request (T4): sample, gather, load or query; see [`TexOp`].
+    Texture(Box<TexInst>),
+}
+
+/// A texture instruction: quads of lanes (lanes 4q…4q+3) go to the texture unit together,
+/// so implicit LODs come from the quad's own coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TexInst {
+    pub op: TexOp,
+    /// `dst..dst + 4`: the result (one register for depth samples, compares and scalar
+    /// queries; the remaining registers are written with zeros).
+    pub dst: Reg,
+    /// Index into `Program::textures` / `Resources::textures`.
+    pub texture: u32,
+}
+
+/// What a [`TexInst`] asks the texture unit for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TexOp {
+    /// textureSample* and textureGather*: `coords..coords + coord_count` are f32.
+    Sample {
+        sampler: u32,
+        coords: Reg,
+        coord_count: u32,
+        /// i32 layer (u32 indices saturated to `i32::MAX` by the lowering).
+        array_index: Option<Reg>,
+        /// `coord_count` i32 registers holding a constant texel offset.
+        offset: Option<Reg>,
+        lod: SampleLod,
+        depth_ref: Option<Reg>,
+        /// Gather this component (0–3) of the footprint's four texels.
+        gather: Option<u32>,
+        /// textureSampleBaseClampToEdge: coordinates clamped half a texel inside level 0.
+        clamp_to_edge: bool,
+    },
+    /// textureLoad: `coords..coords + coord_count` and the optional operands are i32.
+    Load {
+        coords: Reg,
+        coord_count: u32,
+        array_index: Option<Reg>,
+        level: Option<Reg>,
+        sample: Option<Reg>,
+    },
+    /// textureDimensions (`components` of width, height, depth/layers) at `level` (u32).
+    Size {
+        level: Option<Reg>,
+        components: u32,
+    },
+    NumLevels,
+    NumLayers,
+    NumSamples,
+}
+
+/// How a sample chooses its level of detail (WGSL textureSample / Bias / Level / Grad).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SampleLod {
+    /// From the quad's coordinates (fragment stage).
+    Implicit,
+    /// Implicit plus the f32 bias in the register.
+    Bias(Reg),
+    /// The f32 level in the register.
+    Level(Reg),
+    /// Level 0.
+    Zero,
+    /// Explicit gradients: `coord_count` f32 registers each.
+    Grad { ddx: Reg, ddy: Reg },
 }
 
 /// A memory `Load`/`StoreMem`/`Atomic` address.

@@ -30,6 +30,7 @@ pub mod ir;
 
 mod alu;
 mod simt;
+mod texture;
 pub mod warp;
 pub use warp::{Warp, execute};
 

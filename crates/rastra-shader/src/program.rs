@@ -8,7 +8,7 @@
 
 use crate::ir::Block;
 use crate::simt::Code;
-use crate::{BindingVar, CompileError, EarlyDepthTest, IoVar, Stage};
+use crate::{BindingVar, CompileError, EarlyDepthTest, IoVar, SamplerVar, Stage, TextureVar};
 
 /// A parsed and validated naga module.
 #[derive(Debug)]
@@ -29,6 +29,11 @@ pub struct Program {
     /// Every uniform/storage buffer the entry point (transitively) uses, sorted by
     /// (group, binding). `Resources::buffers[i]` serves `bindings[i]`.
     pub bindings: Vec<BindingVar>,
+    /// Every sampled texture the entry point uses, sorted by (group, binding).
+    /// `Resources::textures[i]` serves `textures[i]`.
+    pub textures: Vec<TextureVar>,
+    /// Every sampler the entry point uses, sorted by (group, binding).
+    pub samplers: Vec<SamplerVar>,
     /// Some derivative (`dpdx`, `dpdy`, `fwidth`, any variant) is reachable.
     pub uses_derivatives: bool,
     /// A `discard` is reachable.

@@ -6,7 +6,7 @@
 //! Side effects (storage stores and atomics) happen as the lane reaches them; a discarded lane
 //! has none after its `discard`.
 //!
-//! Limitations: a lone lane has no quad, so derivative instructions make it return
+//! Limitations: a lone lane has no quad, so derivative and texture instructions make it return
 //! [`RefError::NeedsQuad`]; it has no warp, so subgroup and quad operations return
 //! [`RefError::NeedsWarp`]; and it has no workgroup, so barriers and workgroup memory return
 //! [`RefError::NeedsWorkgroup`].
@@ -301,6 +301,8 @@ impl Lane<'_, '_> {
             }
             Inst::Barrier => return Err(RefError::NeedsWorkgroup),
             Inst::LaneId { dst } => r[dst.0 as usize] = self.lane,
+            // The texture unit serves quads (implicit LODs come from the quad).
+            Inst::Texture(_) => return Err(RefError::NeedsQuad),
             Inst::Ballot { .. } | Inst::SubgroupOp { .. } | Inst::Shuffle { .. } => {
                 return Err(RefError::NeedsWarp);
             }

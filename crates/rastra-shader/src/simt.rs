@@ -345,6 +345,7 @@ fn class(inst: &Inst) -> Class {
         | Inst::CompareExchange { .. }
         | Inst::BufferLen { .. } => Class::Memory,
         Inst::Barrier => Class::Control,
+        Inst::Texture(_) => Class::Texture,
         _ => Class::Alu,
     }
 }

@@ -20,6 +20,8 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use rastra_texture::TextureUnit;
+
 use crate::ir::{AtomicOp, DerivAxis, Inst, Mem, Scan, ShuffleMode};
 use crate::simt::{Class, Frame, Op, cond_mask};
 use crate::{ExecError, ExecInfo, FULL_MASK, Mask, Program, Resources, WARP_LANES};
@@ -87,7 +89,8 @@ impl Warp {
 }
 
 /// Executes `program` once on the lanes in `active`. See the crate docs for the contract:
-/// inputs must be in their registers; `helpers ⊆ active` run without side effects; `budget`
+/// inputs must be in their registers; `helpers ⊆ active` run without side effects (they do
+/// sample textures, through `unit`, the shader core's texture unit); `budget`
 /// is decremented per instruction issued and per loop iteration. Barriers do nothing here (a
 /// graphics warp has no workgroup).
 pub fn execute(
@@ -96,12 +99,13 @@ pub fn execute(
     active: Mask,
     helpers: Mask,
     resources: &Resources,
+    unit: &mut TextureUnit,
     budget: &mut u64,
 ) -> Result<ExecInfo, ExecError> {
     debug_assert!(warp.regs.len() >= program.num_regs as usize);
     let mut info = ExecInfo::default();
     warp.start(program, active, helpers);
-    while run(program, warp, &[], resources, budget, &mut info)? == Stop::Barrier {}
+    while run(program, warp, &[], resources, unit, budget, &mut info)? == Stop::Barrier {}
     info.discarded = warp.state.discarded;
     Ok(info)
 }
@@ -155,6 +159,7 @@ pub(crate) fn run(
     warp: &mut Warp,
     shared: &[AtomicU32],
     resources: &Resources,
+    unit: &mut TextureUnit,
     budget: &mut u64,
     info: &mut ExecInfo,
 ) -> Result<Stop, ExecError> {
@@ -168,10 +173,11 @@ pub(crate) fn run(
         match op {
             Op::Inst(inst, class) => {
                 issue(budget, info, *class, st.mask)?;
-                if let Inst::Barrier = inst {
-                    return Ok(Stop::Barrier);
+                match inst {
+                    Inst::Barrier => return Ok(Stop::Barrier),
+                    Inst::Texture(t) => crate::texture::execute(regs, t, st.mask, resources, unit),
+                    _ => exec_inst(regs, inst, st.mask, st.mask & !st.helpers, &mem),
                 }
-                exec_inst(regs, inst, st.mask, st.mask & !st.helpers, &mem);
             }
             Op::If {
                 cond,
@@ -513,7 +519,7 @@ fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: M
             let len = m.words(Mem::Buffer(slot)).len() * 4;
             regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
         }
-        Inst::Barrier => {}
+        Inst::Barrier | Inst::Texture(_) => {}
         Inst::LaneId { dst } => {
             regs[dst.0 as usize] = std::array::from_fn(|l| l as u32);
         }

@@ -17,6 +17,8 @@
 //! memory is plain program-order memory between barriers; storage accesses are relaxed word
 //! atomics on device memory, so workgroups may run on different threads at once.
 
+use rastra_texture::TextureUnit;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::warp::{Stop, run};
@@ -80,6 +82,7 @@ pub fn execute_workgroup(
     workgroup_id: [u32; 3],
     num_workgroups: [u32; 3],
     resources: &Resources,
+    unit: &mut TextureUnit,
     budget: &mut u64,
 ) -> Result<ExecInfo, ExecError> {
     for w in &wg.shared {
@@ -134,6 +137,7 @@ pub fn execute_workgroup(
                 &mut wg.warps[wi],
                 &wg.shared,
                 resources,
+                unit,
                 budget,
                 &mut info,
             )? {

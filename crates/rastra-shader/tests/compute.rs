@@ -31,7 +31,7 @@ fn dispatch_budget(
         .map(|b| b.iter().map(|&w| AtomicU32::new(w)).collect())
         .collect();
     let slices: Vec<&[AtomicU32]> = mem.iter().map(|b| b.as_slice()).collect();
-    let res = Resources { buffers: &slices };
+    let res = Resources::buffers(&slices);
     let mut wg = Workgroup::new(p);
     let mut budget = budget;
     let start = budget;
@@ -39,7 +39,15 @@ fn dispatch_budget(
     for z in 0..groups[2] {
         for y in 0..groups[1] {
             for x in 0..groups[0] {
-                info += execute_workgroup(p, &mut wg, [x, y, z], groups, &res, &mut budget)?;
+                info += execute_workgroup(
+                    p,
+                    &mut wg,
+                    [x, y, z],
+                    groups,
+                    &res,
+                    &mut rastra_texture::TextureUnit::default(),
+                    &mut budget,
+                )?;
             }
         }
     }
@@ -87,7 +95,7 @@ fn fragment_storage_writes_and_atomics_skip_helpers_and_discarded_lanes() {
     let mem: Vec<AtomicU32> = (0..33).map(|_| AtomicU32::new(0)).collect();
     let count = [AtomicU32::new(100)];
     let slices: [&[AtomicU32]; 2] = [&mem, &count];
-    let res = Resources { buffers: &slices };
+    let res = Resources::buffers(&slices);
     let mut w = Warp::new(&p);
     for l in 0..WARP_LANES {
         w.regs_mut(p.inputs[0].first_reg, 1)[0][l] = l as u32;
@@ -95,7 +103,16 @@ fn fragment_storage_writes_and_atomics_skip_helpers_and_discarded_lanes() {
     let active = 0x7fff; // lane 15 inactive
     let helpers = 0b1100; // lanes 2, 3 are helpers
     let mut budget = BUDGET;
-    let info = execute(&p, &mut w, active, helpers, &res, &mut budget).unwrap();
+    let info = execute(
+        &p,
+        &mut w,
+        active,
+        helpers,
+        &res,
+        &mut rastra_texture::TextureUnit::default(),
+        &mut budget,
+    )
+    .unwrap();
     assert_eq!(info.discarded, 1 << 5);
     let mut next = 100;
     for l in 0..WARP_LANES {

@@ -445,7 +445,7 @@ fn budget_exhaustion_on_infinite_loop() {
             &p,
             &mut w,
             FULL_MASK,
-            &rastra_shader::Resources { buffers: &[] },
+            &rastra_shader::Resources::EMPTY,
             &mut b
         ),
         Err(rastra_shader::reference::RefError::Exec(

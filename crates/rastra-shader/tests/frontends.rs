@@ -18,10 +18,19 @@ fn run_compute(p: &Program, buffers: &[Vec<u32>]) -> Vec<Vec<u32>> {
         .map(|b| b.iter().map(|&w| AtomicU32::new(w)).collect())
         .collect();
     let slices: Vec<&[AtomicU32]> = mem.iter().map(|b| b.as_slice()).collect();
-    let res = Resources { buffers: &slices };
+    let res = Resources::buffers(&slices);
     let mut wg = Workgroup::new(p);
     let mut budget = BUDGET;
-    execute_workgroup(p, &mut wg, [0; 3], [1, 1, 1], &res, &mut budget).unwrap();
+    execute_workgroup(
+        p,
+        &mut wg,
+        [0; 3],
+        [1, 1, 1],
+        &res,
+        &mut rastra_texture::TextureUnit::default(),
+        &mut budget,
+    )
+    .unwrap();
     mem.iter()
         .map(|b| b.iter().map(|w| w.load(Ordering::Relaxed)).collect())
         .collect()

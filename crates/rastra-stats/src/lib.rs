@@ -159,6 +159,27 @@ counters! {
         /// Times a warp waited at a barrier for the rest of its workgroup.
         barrier_waits,
     }
+    "texture units" {
+        /// Filter footprints looked up in the texel cache (one per point, bilinear or
+        /// trilinear-in-3D tap; an anisotropic trilinear sample is several).
+        texel_requests,
+        /// Texels those footprints read.
+        texels_read,
+        /// L1 (decoded texel) line lookups.
+        texel_l1_accesses,
+        /// L1 line lookups that missed.
+        texel_l1_misses,
+        /// Texels brought into L1 by its fills (misses × line texels).
+        texel_l1_texels_filled,
+        /// Compressed blocks decoded while filling L1 lines.
+        texel_blocks_decoded,
+        /// L2 (raw texture memory) line lookups by L1 fills.
+        texel_l2_accesses,
+        /// L2 lookups that missed and went to memory.
+        texel_l2_misses,
+        /// Bytes the L2 read from texture memory.
+        texture_bytes_from_memory,
+    }
 }
 
 /// Statistics of one draw, labelled for reports.
@@ -238,6 +259,24 @@ impl FrameStats {
                     total.helper_lanes,
                     total.helper_lanes + total.fragment_shader_invocations,
                 ),
+            ),
+            (
+                "texel cache L1 hit rate",
+                ratio(
+                    total.texel_l1_accesses - total.texel_l1_misses.min(total.texel_l1_accesses),
+                    total.texel_l1_accesses,
+                ),
+            ),
+            (
+                "texels filled per request",
+                if total.texel_requests == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!(
+                        "{:.3}",
+                        total.texel_l1_texels_filled as f64 / total.texel_requests as f64
+                    )
+                },
             ),
             (
                 "early-Z rejects of tested samples",

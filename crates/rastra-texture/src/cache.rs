@@ -20,15 +20,17 @@
 //! BC3 blocks. L1 sets are indexed by the Morton interleave of the line coordinates (plus a
 //! hash of texture, mip and slice), so neighbouring lines never compete for a set.
 //!
-//! **Determinism.** The cache model belongs to one texture unit (`TextureUnit`), optionally
-//! sharing an L2 with other units. Texel values never depend on cache state: a line holds
-//! exactly what decoding the current memory through the same view would produce.
+//! **Determinism.** The L1 belongs to one texture unit (`TextureUnit`). The L2 is either the
+//! unit's own (standalone use: looked up as fills happen) or shared by many units running on
+//! different threads: then the unit only *logs* the L2 lines its fills read
+//! ([`L2Request`]), and the owner of the shared L2 replays the logs in a fixed order
+//! ([`L2Cache::replay`]) — so the L2's figures do not depend on thread timing. Texel values
+//! never depend on cache state: a line holds exactly what decoding the current memory
+//! through the same view would produce.
 //!
 //! A *request* (T4's unit of "misses per request") is one filter footprint: the 1, 2×2 or
 //! 2×2×2 texels of a point or (bi/tri)linear tap. Each distinct L1 line a footprint touches
 //! is one L1 access.
-
-use std::sync::{Arc, Mutex};
 
 use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
 use crate::format::{TextureAspect, TextureFormat};
@@ -201,6 +203,24 @@ impl L2Cache {
         }
     }
 
+    /// Replays L2 requests logged by a unit's fills (in the log's order), counting hits,
+    /// misses and memory traffic into `stats`. `l2_accesses` was counted at fill time.
+    pub fn replay(&mut self, log: &[L2Request], stats: &mut TexelCacheStats) {
+        for r in log {
+            if self.access(r.address, r.generation) {
+                stats.l2_hits += 1;
+            } else {
+                stats.l2_misses += 1;
+                stats.bytes_from_memory += self.line_bytes;
+            }
+        }
+    }
+
+    /// Forgets every line (a cold L2).
+    pub fn invalidate(&mut self) {
+        self.tags.iter_mut().for_each(|t| *t = None);
+    }
+
     /// Looks up the memory line holding `address`; true on a hit. A miss allocates it.
     fn access(&mut self, address: u64, generation: u64) -> bool {
         let line = address / self.line_bytes;
@@ -243,7 +263,24 @@ pub(crate) struct Source<'a> {
     pub aspect: TextureAspect,
 }
 
-/// One texture unit's L1 plus its handle on an L2.
+/// One L2 line read by an L1 fill: the line's address (texture id in the top bits, byte
+/// offset below) and the texture's generation at the time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Request {
+    pub address: u64,
+    pub generation: u64,
+}
+
+/// How a unit's L1 reaches its L2.
+#[derive(Debug)]
+pub(crate) enum L2Port {
+    /// The unit's own L2, looked up at fill time.
+    Own(L2Cache),
+    /// A shared L2 elsewhere: fills log their requests for a later [`L2Cache::replay`].
+    Log(Vec<L2Request>),
+}
+
+/// One texture unit's L1 plus its port to an L2.
 #[derive(Debug)]
 pub(crate) struct TexelCache {
     config: CacheConfig,
@@ -255,13 +292,21 @@ pub(crate) struct TexelCache {
     /// Decoded texels, `line_texels` per way.
     data: Vec<[u32; 4]>,
     clock: u64,
-    l2: Arc<Mutex<L2Cache>>,
+    /// L2 line size in bytes (the granularity fills read memory at).
+    l2_line_bytes: u64,
+    pub l2: L2Port,
     pub stats: TexelCacheStats,
 }
 
 impl TexelCache {
-    pub fn new(config: CacheConfig, l2: Arc<Mutex<L2Cache>>) -> TexelCache {
+    /// An empty L1; `shared_l2` selects a logging port instead of an own L2.
+    pub fn new(config: CacheConfig, shared_l2: bool) -> TexelCache {
         let config = config.sanitized();
+        let l2 = if shared_l2 {
+            L2Port::Log(Vec::new())
+        } else {
+            L2Port::Own(L2Cache::new(&config))
+        };
         let ways = config.l1_ways as usize;
         let sets = (config.l1_lines as usize / ways).max(1);
         let line_texels = (config.line_width * config.line_height) as usize;
@@ -273,9 +318,15 @@ impl TexelCache {
             tags: vec![None; sets * ways],
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
+            l2_line_bytes: config.l2_line_bytes as u64,
             l2,
             stats: TexelCacheStats::default(),
         }
+    }
+
+    /// Empties the L1 (a cold start); the L2 keeps its contents.
+    pub fn invalidate(&mut self) {
+        self.tags.iter_mut().for_each(|t| *t = None);
     }
 
     pub fn config(&self) -> &CacheConfig {
@@ -365,7 +416,6 @@ impl TexelCache {
         let mut block = [[0f32; 4]; MAX_BLOCK_TEXELS];
         let mut decoded: Option<(u32, u32)> = None;
         let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
-        let mut l2 = self.l2.lock().unwrap_or_else(|e| e.into_inner());
         for ty in 0..lh {
             for tx in 0..lw {
                 let (x, y) = (key.lx * lw + tx, key.ly * lh + ty);
@@ -381,18 +431,22 @@ impl TexelCache {
                 let address = (tex.id() << 40) | offset;
                 if decoded != Some((ex, ey)) {
                     // A new element: its bytes come through the L2.
-                    let lb = l2.line_bytes;
+                    let lb = self.l2_line_bytes;
                     let first = address / lb;
                     let last = (address + elem_bytes - 1) / lb;
                     for l in first..=last {
                         if !l2_lines.contains(&l) {
                             l2_lines.push(l);
                             self.stats.l2_accesses += 1;
-                            if l2.access(l * lb, tex.generation()) {
-                                self.stats.l2_hits += 1;
-                            } else {
-                                self.stats.l2_misses += 1;
-                                self.stats.bytes_from_memory += lb;
+                            let request = L2Request {
+                                address: l * lb,
+                                generation: tex.generation(),
+                            };
+                            match &mut self.l2 {
+                                L2Port::Own(l2) => {
+                                    l2.replay(&[request], &mut self.stats);
+                                }
+                                L2Port::Log(log) => log.push(request),
                             }
                         }
                     }

@@ -24,11 +24,11 @@ pub mod storage;
 pub mod unit;
 pub mod view;
 
-pub use cache::{CacheConfig, L2Cache, TexelCacheStats};
+pub use cache::{CacheConfig, L2Cache, L2Request, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};
 pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};
 pub use storage::{
-    DataLayout, Limits, Texture, TextureCopy, TextureDesc, TextureDimension,
+    DataLayout, Limits, SurfaceLayout, Texture, TextureCopy, TextureDesc, TextureDimension,
     copy_texture_to_texture,
 };
 pub use unit::{Lod, Quad, TextureUnit};

@@ -7,9 +7,11 @@
 //! features, ETC2/EAC not), multisampling only 4× on single-level, single-layer 2D textures
 //! of a multisample-capable format.
 //!
-//! **Layout (tiled, as hardware does).** Each 2D slice of each mip level (a 2D array layer, a
-//! 3D depth slice, or one sample of a multisampled layer) is a grid of *elements* — texels,
-//! or 4×4 (or ASTC-sized) blocks for compressed formats. Elements are grouped in 8×8 tiles
+//! **Layout (tiled, as hardware does).** Each 2D slice of each mip level (a 2D array layer or
+//! a 3D depth slice) is a grid of *elements* — texels, 4×4 (or ASTC-sized) blocks for
+//! compressed formats, or a multisampled pixel's samples side by side (so the ROPs and the
+//! depth unit find a pixel's samples in one place, [`SurfaceLayout`]). Storage slice indices
+//! still count samples: slice `layer × samples + s` is sample `s` of `layer`. Elements are grouped in 8×8 tiles
 //! stored in row-major tile order; inside a tile, elements are in Morton (Z) order. So a
 //! tile of 4-byte texels is 256 bytes and every aligned 64-byte run holds a 4×4 texel square
 //! (one L1 cache line's worth, see `cache`), and a bilinear footprint touches at most four
@@ -224,8 +226,38 @@ struct MipLayout {
     /// Elements (texels or blocks) across and down.
     elems: [u32; 2],
     tiles_x: u32,
+    /// Bytes of one layer (all its samples) or 3D slice.
     slice_bytes: u64,
+    /// Layers or 3D slices.
     slices: u32,
+}
+
+/// How a render target addresses one 2D subresource (mip level, layer) of a non-1D
+/// texture: 8×8-pixel tiles in row-major order, Morton order inside, each pixel's
+/// `samples` texels adjacent. A 64×64 screen tile is whole memory tiles, so workers owning
+/// different screen tiles touch different bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SurfaceLayout {
+    /// Byte offset of the subresource in the texture's memory.
+    pub base: usize,
+    pub width: u32,
+    pub height: u32,
+    pub tiles_x: u32,
+    /// Bytes per pixel (texel size × samples).
+    pub pixel_bytes: usize,
+    /// Bytes of the subresource (whole tiles).
+    pub bytes: usize,
+}
+
+impl SurfaceLayout {
+    /// Byte offset of pixel (x, y)'s first sample.
+    #[inline]
+    pub fn pixel(&self, x: u32, y: u32) -> usize {
+        let tile = (y / TILE) as usize * self.tiles_x as usize + (x / TILE) as usize;
+        self.base
+            + (tile * (TILE * TILE) as usize + morton8(x % TILE, y % TILE) as usize)
+                * self.pixel_bytes
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -251,10 +283,8 @@ impl Layout {
                 let ty = elems[1].div_ceil(TILE);
                 (tx, tx as u64 * ty as u64 * (TILE * TILE) as u64 * elem)
             };
-            let slices = match desc.dimension {
-                TextureDimension::D3 => d,
-                _ => d.saturating_mul(desc.sample_count),
-            };
+            let slice_bytes = slice_bytes.saturating_mul(desc.sample_count.max(1) as u64);
+            let slices = d;
             mips.push(MipLayout {
                 offset,
                 elems,
@@ -391,18 +421,54 @@ impl Texture {
     /// `slice` is the array layer (times the sample count, plus the sample) or 3D slice.
     pub fn element_offset(&self, level: u32, slice: u32, ex: u32, ey: u32) -> Option<u64> {
         let m = self.layout.mips.get(level as usize)?;
-        if slice >= m.slices || ex >= m.elems[0] || ey >= m.elems[1] {
+        let samples = self.desc.sample_count.max(1);
+        let (layer, sample) = (slice / samples, slice % samples);
+        if layer >= m.slices || ex >= m.elems[0] || ey >= m.elems[1] {
             return None;
         }
         let elem = self.desc.format.block_size() as u64;
-        let base = m.offset + slice as u64 * m.slice_bytes;
+        let base = m.offset + layer as u64 * m.slice_bytes;
         let within = if self.desc.dimension == TextureDimension::D1 {
             ex as u64 * elem
         } else {
             let tile = (ey / TILE) as u64 * m.tiles_x as u64 + (ex / TILE) as u64;
-            (tile * (TILE * TILE) as u64 + morton8(ex % TILE, ey % TILE) as u64) * elem
+            let pixel = tile * (TILE * TILE) as u64 + morton8(ex % TILE, ey % TILE) as u64;
+            (pixel * samples as u64 + sample as u64) * elem
         };
         Some(base + within)
+    }
+
+    /// The render-target addressing of (`level`, `layer`) — a layer of a 2D texture or a
+    /// depth slice of a 3D one; `None` for 1D and compressed textures or out of range.
+    pub fn surface(&self, level: u32, layer: u32) -> Option<SurfaceLayout> {
+        let m = self.layout.mips.get(level as usize)?;
+        if layer >= m.slices
+            || self.desc.dimension == TextureDimension::D1
+            || self.desc.format.is_compressed()
+        {
+            return None;
+        }
+        let [width, height, _] = self.desc.mip_size(level);
+        Some(SurfaceLayout {
+            base: (m.offset + layer as u64 * m.slice_bytes) as usize,
+            width,
+            height,
+            tiles_x: m.tiles_x,
+            pixel_bytes: self.desc.format.block_size() * self.desc.sample_count.max(1) as usize,
+            bytes: m.slice_bytes as usize,
+        })
+    }
+
+    /// The texture's memory (every level and layer, in the tiled layout).
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The texture's memory for writing (bumps the generation, so cached texels of the old
+    /// contents never hit).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.generation += 1;
+        &mut self.data
     }
 
     /// The stored bytes of one element, or `None` when outside the texture.
@@ -417,6 +483,23 @@ impl Texture {
         self.generation += 1;
         let n = self.desc.format.block_size();
         self.data.get_mut(off..off + n)
+    }
+
+    /// Checks a copy of `size` texels at `at` against this texture, and, when `linear`
+    /// gives a data layout and the linear data's length, that layout (WebGPU "validating
+    /// texture copy range" and "validating linear texture data") — what `write`, `read`
+    /// and the copies check before moving bytes.
+    pub fn validate_copy(
+        &self,
+        at: &TextureCopy,
+        size: [u32; 3],
+        linear: Option<(&DataLayout, usize)>,
+    ) -> Result<(), TextureError> {
+        let r = self.region(at, size)?;
+        if let Some((layout, len)) = linear {
+            self.linear(&r, layout, len)?;
+        }
+        Ok(())
     }
 
     /// Validates a copy of `size` texels at `at` (WebGPU "validating texture copy range").

@@ -32,9 +32,9 @@
 //! texture, compare on a colour texture, sampling a multisampled texture) are errors;
 //! everything about coordinates (NaN, infinities, far out of range) has a defined result.
 
-use std::sync::{Arc, Mutex};
-
-use crate::cache::{CacheConfig, L2Cache, Source, TexelAddr, TexelCache, TexelCacheStats};
+use crate::cache::{
+    CacheConfig, L2Port, L2Request, Source, TexelAddr, TexelCache, TexelCacheStats,
+};
 use crate::cube;
 use crate::format::{SampleType, TextureFormat};
 use crate::sampler::{AddressMode, FilterMode, Sampler};
@@ -52,6 +52,9 @@ pub struct Quad {
     pub array_index: [i32; 4],
     /// Constant texel offset added to the integer texel coordinates (not for cube views).
     pub offset: [i32; 3],
+    /// Lanes that want a result (bit i = lane i); the others still supply coordinates for
+    /// the quad's gradients but read no texels and get zeros.
+    pub lanes: u8,
 }
 
 impl Quad {
@@ -61,6 +64,7 @@ impl Quad {
             coords,
             array_index: [0; 4],
             offset: [0; 3],
+            lanes: 0xF,
         }
     }
 
@@ -86,6 +90,12 @@ impl Quad {
 
     pub fn with_offset(mut self, offset: [i32; 3]) -> Quad {
         self.offset = offset;
+        self
+    }
+
+    /// Only the lanes in `mask` (bit i = lane i) read texels.
+    pub fn with_lanes(mut self, mask: u8) -> Quad {
+        self.lanes = mask & 0xF;
         self
     }
 }
@@ -144,18 +154,41 @@ enum Tap {
     Corner,
 }
 
+impl Default for TextureUnit {
+    /// The default cache geometry with its own L2.
+    fn default() -> Self {
+        TextureUnit::new(CacheConfig::default())
+    }
+}
+
 impl TextureUnit {
     /// A unit with its own L1 and its own L2 of `config`'s geometry.
     pub fn new(config: CacheConfig) -> TextureUnit {
-        let l2 = Arc::new(Mutex::new(L2Cache::new(&config)));
-        TextureUnit::with_l2(config, l2)
+        TextureUnit {
+            cache: TexelCache::new(config, false),
+        }
     }
 
-    /// A unit with its own L1 sharing `l2` with other units.
-    pub fn with_l2(config: CacheConfig, l2: Arc<Mutex<L2Cache>>) -> TextureUnit {
+    /// A unit whose L1 sits in front of a shared L2: its fills log their L2 requests
+    /// (`take_l2_requests`) for the L2's owner to replay in a deterministic order; the
+    /// L2 hit/miss counters stay zero here.
+    pub fn with_shared_l2(config: CacheConfig) -> TextureUnit {
         TextureUnit {
-            cache: TexelCache::new(config, l2),
+            cache: TexelCache::new(config, true),
         }
+    }
+
+    /// The L2 requests logged since the last call (empty for a unit with its own L2).
+    pub fn take_l2_requests(&mut self) -> Vec<L2Request> {
+        match &mut self.cache.l2 {
+            L2Port::Log(log) => std::mem::take(log),
+            L2Port::Own(_) => Vec::new(),
+        }
+    }
+
+    /// Empties the L1, as a shader core starting on new work would find it.
+    pub fn invalidate_l1(&mut self) {
+        self.cache.invalidate();
     }
 
     /// The cache geometry in use (after clamping).
@@ -279,6 +312,9 @@ impl TextureUnit {
         let (pos, lods) = self.setup(view, sampler, quad, lod);
         let mut out = [[0.0; 4]; 4];
         for lane in 0..4 {
+            if quad.lanes >> lane & 1 == 0 {
+                continue;
+            }
             let ctx = LaneCtx {
                 slice: lane_slice(view, quad.array_index[lane]),
                 depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
@@ -819,6 +855,9 @@ impl TextureUnit {
         let cmp = sampler.desc().compare;
         let mut out = [[[0u32; 4]; 4]; 4];
         for lane in 0..4 {
+            if quad.lanes >> lane & 1 == 0 {
+                continue;
+            }
             let slice = lane_slice(view, quad.array_index[lane]);
             let mut taps: [(Tap, f32); 8] = std::array::from_fn(|_| (Tap::Border, 0.0));
             let n = Self::taps(

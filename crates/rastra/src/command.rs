@@ -9,10 +9,16 @@ use std::ops::Range;
 use rastra_shader::{BindingKind, Program};
 
 use crate::binding::BindGroup;
+use crate::binding::Bound;
 use crate::error::{Error, validation};
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
-use crate::resource::{Buffer, BufferUsages, Texture, TextureUsages, TextureView};
+use crate::resource::{Buffer, BufferUsages, TextureUsages};
+use crate::texture::{
+    Extent3d, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureView, copy_size,
+};
 use crate::{IndexFormat, VertexStepMode};
+use rastra_shader::TextureSampleKind;
+use rastra_texture::{SampleType, TextureCopy};
 
 pub use rastra_pipeline::state::Color;
 
@@ -65,14 +71,14 @@ pub struct RenderPassDescriptor<'a> {
 
 #[derive(Clone, Debug)]
 pub(crate) struct ColorAttachment {
-    pub texture: Texture,
-    pub resolve: Option<Texture>,
+    pub view: TextureView,
+    pub resolve: Option<TextureView>,
     pub ops: Operations<Color>,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct DepthAttachment {
-    pub texture: Texture,
+    pub view: TextureView,
     pub depth_ops: Option<Operations<f32>>,
     pub stencil_ops: Option<Operations<u32>>,
 }
@@ -117,9 +123,24 @@ pub(crate) enum Command {
     },
     CopyTextureToBuffer {
         src: Texture,
+        at: TextureCopy,
         dst: Buffer,
-        offset: u64,
-        bytes_per_row: u32,
+        layout: TexelCopyBufferLayout,
+        size: [u32; 3],
+    },
+    CopyBufferToTexture {
+        src: Buffer,
+        layout: TexelCopyBufferLayout,
+        dst: Texture,
+        at: TextureCopy,
+        size: [u32; 3],
+    },
+    CopyTextureToTexture {
+        src: Texture,
+        src_at: TextureCopy,
+        dst: Texture,
+        dst_at: TextureCopy,
+        size: [u32; 3],
     },
     BeginComputePass {
         label: String,
@@ -167,13 +188,14 @@ impl CommandEncoder {
             ended: false,
         };
         match validate_attachments(desc) {
-            Ok((cmd, width, height, samples, formats, depth_format)) => {
+            Ok((cmd, width, height, samples, formats, depth_format, attachments)) => {
                 pass.state = PassState {
                     width,
                     height,
                     samples,
                     formats,
                     depth_format,
+                    attachments,
                     ..PassState::default()
                 };
                 pass.encoder.commands.push(cmd);
@@ -230,8 +252,8 @@ impl CommandEncoder {
         }
     }
 
-    /// Copies a whole single-sample texture into a buffer, rows `bytes_per_row` apart
-    /// (a multiple of 256, as WebGPU requires).
+    /// Copies mip level 0, layer 0 of a single-sample 2D texture into a buffer, rows
+    /// `bytes_per_row` apart (a multiple of 256, as WebGPU requires).
     pub fn copy_texture_to_buffer(
         &mut self,
         src: &Texture,
@@ -239,48 +261,133 @@ impl CommandEncoder {
         offset: u64,
         bytes_per_row: u32,
     ) {
+        let [w, h, _] = src.mip_size(0);
+        self.copy_texture_to_buffer_region(
+            &TexelCopyTextureInfo::whole(src),
+            dst,
+            TexelCopyBufferLayout {
+                offset,
+                bytes_per_row: Some(bytes_per_row),
+                rows_per_image: None,
+            },
+            Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+
+    /// Copies a region of a texture into a buffer (WebGPU `copyTextureToBuffer`).
+    pub fn copy_texture_to_buffer_region(
+        &mut self,
+        src: &TexelCopyTextureInfo<'_>,
+        dst: &Buffer,
+        layout: TexelCopyBufferLayout,
+        size: Extent3d,
+    ) {
+        let size = copy_size(size);
         let check = || -> Result<(), Error> {
-            if !src.usage().contains(TextureUsages::COPY_SRC) {
+            if !src.texture.usage().contains(TextureUsages::COPY_SRC) {
                 return validation("copy source texture lacks COPY_SRC usage");
             }
             if !dst.usage().contains(BufferUsages::COPY_DST) {
                 return validation("copy destination buffer lacks COPY_DST usage");
             }
-            if src.sample_count() != 1 {
-                return validation("multisampled textures cannot be copied");
-            }
-            let row = src.width() as u64 * src.format().texel_size() as u64;
-            if !bytes_per_row.is_multiple_of(256) || (bytes_per_row as u64) < row {
-                return validation(format!(
-                    "bytes_per_row {bytes_per_row} must be a multiple of 256 and at least {row}"
-                ));
-            }
-            let texel = src.format().texel_size() as u64;
-            if !offset.is_multiple_of(texel) {
-                return validation(format!(
-                    "texture copy offset {offset} is not a multiple of the texel size {texel}"
-                ));
-            }
-            let needed = (bytes_per_row as u64)
-                .checked_mul(src.height() as u64 - 1)
-                .and_then(|rows| rows.checked_add(row))
-                .and_then(|bytes| bytes.checked_add(offset));
-            if needed.is_none_or(|n| n > dst.size()) {
-                return validation(format!(
-                    "texture copy of {} rows of {bytes_per_row} bytes at offset {offset} does \
-                     not fit the {}-byte buffer",
-                    src.height(),
-                    dst.size()
-                ));
-            }
+            check_buffer_copy(src.texture, &layout, dst)?;
+            src.texture.read_lock().validate_copy(
+                &src.at(),
+                size,
+                Some((&layout, dst.size() as usize)),
+            )?;
             Ok(())
         };
         match check() {
             Ok(()) => self.commands.push(Command::CopyTextureToBuffer {
-                src: src.clone(),
+                src: src.texture.clone(),
+                at: src.at(),
                 dst: dst.clone(),
-                offset,
-                bytes_per_row,
+                layout,
+                size,
+            }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Copies buffer data into a region of a texture (WebGPU `copyBufferToTexture`).
+    pub fn copy_buffer_to_texture(
+        &mut self,
+        src: &Buffer,
+        layout: TexelCopyBufferLayout,
+        dst: &TexelCopyTextureInfo<'_>,
+        size: Extent3d,
+    ) {
+        let size = copy_size(size);
+        let check = || -> Result<(), Error> {
+            if !src.usage().contains(BufferUsages::COPY_SRC) {
+                return validation("copy source buffer lacks COPY_SRC usage");
+            }
+            if !dst.texture.usage().contains(TextureUsages::COPY_DST) {
+                return validation("copy destination texture lacks COPY_DST usage");
+            }
+            check_buffer_copy(dst.texture, &layout, src)?;
+            dst.texture.read_lock().validate_copy(
+                &dst.at(),
+                size,
+                Some((&layout, src.size() as usize)),
+            )?;
+            Ok(())
+        };
+        match check() {
+            Ok(()) => self.commands.push(Command::CopyBufferToTexture {
+                src: src.clone(),
+                layout,
+                dst: dst.texture.clone(),
+                at: dst.at(),
+                size,
+            }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Copies a region between textures of the same format (or sRGB siblings) and sample
+    /// count (WebGPU `copyTextureToTexture`).
+    pub fn copy_texture_to_texture(
+        &mut self,
+        src: &TexelCopyTextureInfo<'_>,
+        dst: &TexelCopyTextureInfo<'_>,
+        size: Extent3d,
+    ) {
+        let size = copy_size(size);
+        let check = || -> Result<(), Error> {
+            if !src.texture.usage().contains(TextureUsages::COPY_SRC) {
+                return validation("copy source texture lacks COPY_SRC usage");
+            }
+            if !dst.texture.usage().contains(TextureUsages::COPY_DST) {
+                return validation("copy destination texture lacks COPY_DST usage");
+            }
+            let (fs, fd) = (src.texture.format(), dst.texture.format());
+            if fs != fd && fs.srgb_sibling() != Some(fd) {
+                return validation(format!("texture copy from {fs:?} to {fd:?}"));
+            }
+            if src.texture.sample_count() != dst.texture.sample_count() {
+                return validation("texture copy between different sample counts");
+            }
+            src.texture
+                .read_lock()
+                .validate_copy(&src.at(), size, None)?;
+            dst.texture
+                .read_lock()
+                .validate_copy(&dst.at(), size, None)?;
+            Ok(())
+        };
+        match check() {
+            Ok(()) => self.commands.push(Command::CopyTextureToTexture {
+                src: src.texture.clone(),
+                src_at: src.at(),
+                dst: dst.texture.clone(),
+                dst_at: dst.at(),
+                size,
             }),
             Err(e) => self.fail(e),
         }
@@ -304,12 +411,15 @@ type Attachments = (
     u32,
     Vec<Option<crate::TextureFormat>>,
     Option<crate::TextureFormat>,
+    Vec<Texture>,
 );
 
 fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, Error> {
     let mut size: Option<(u32, u32, u32)> = None;
-    let mut check_size = |t: &Texture, what: &str| -> Result<(), Error> {
-        let s = (t.width(), t.height(), t.sample_count());
+    let mut check_size = |v: &TextureView, what: &str| -> Result<(), Error> {
+        v.check_attachment(what)?;
+        let (w, h) = v.size();
+        let s = (w, h, v.texture().sample_count());
         match size {
             None => size = Some(s),
             Some(prev) if prev != s => {
@@ -320,7 +430,11 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
             }
             _ => {}
         }
-        if !t.usage().contains(TextureUsages::RENDER_ATTACHMENT) {
+        if !v
+            .texture()
+            .usage()
+            .contains(TextureUsages::RENDER_ATTACHMENT)
+        {
             return validation(format!("{what} lacks RENDER_ATTACHMENT usage"));
         }
         Ok(())
@@ -334,7 +448,7 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
             continue;
         };
         let t = a.view.texture();
-        check_size(t, &format!("colour attachment {i}"))?;
+        check_size(a.view, &format!("colour attachment {i}"))?;
         if t.format().is_depth() {
             return validation(format!(
                 "colour attachment {i} has depth format {:?}",
@@ -342,31 +456,27 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
             ));
         }
         if let Some(r) = a.resolve_target {
-            let r = r.texture();
+            let what = format!("resolve target of colour attachment {i}");
+            r.check_attachment(&what)?;
+            let rt = r.texture();
             if t.sample_count() == 1 {
                 return validation(format!(
                     "colour attachment {i} has a resolve target but is not multisampled"
                 ));
             }
-            if r.sample_count() != 1
-                || r.format() != t.format()
-                || r.width() != t.width()
-                || r.height() != t.height()
-            {
+            if rt.sample_count() != 1 || rt.format() != t.format() || r.size() != a.view.size() {
                 return validation(format!(
-                    "resolve target of colour attachment {i} must be single-sampled with the same format and size"
+                    "{what} must be single-sampled with the same format and size"
                 ));
             }
-            if !r.usage().contains(TextureUsages::RENDER_ATTACHMENT) {
-                return validation(format!(
-                    "resolve target of colour attachment {i} lacks RENDER_ATTACHMENT usage"
-                ));
+            if !rt.usage().contains(TextureUsages::RENDER_ATTACHMENT) {
+                return validation(format!("{what} lacks RENDER_ATTACHMENT usage"));
             }
         }
         formats.push(Some(t.format()));
         colors.push(Some(ColorAttachment {
-            texture: t.clone(),
-            resolve: a.resolve_target.map(|r| r.texture().clone()),
+            view: a.view.clone(),
+            resolve: a.resolve_target.cloned(),
             ops: a.ops,
         }));
     }
@@ -374,7 +484,7 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
     let mut depth_format = None;
     if let Some(d) = &desc.depth_stencil_attachment {
         let t = d.view.texture();
-        check_size(t, "depth attachment")?;
+        check_size(d.view, "depth attachment")?;
         if !t.format().is_depth() {
             return validation(format!(
                 "depth attachment has colour format {:?}",
@@ -392,7 +502,7 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
         }
         depth_format = Some(t.format());
         depth = Some(DepthAttachment {
-            texture: t.clone(),
+            view: d.view.clone(),
             depth_ops: d.depth_ops,
             stencil_ops: d.stencil_ops,
         });
@@ -400,15 +510,21 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
     let Some((width, height, samples)) = size else {
         return validation("a render pass needs at least one attachment");
     };
-    // One texture must not be attached twice.
-    let mut all: Vec<&Texture> = colors.iter().flatten().map(|c| &c.texture).collect();
-    all.extend(colors.iter().flatten().filter_map(|c| c.resolve.as_ref()));
-    all.extend(depth.iter().map(|d| &d.texture));
+    // One texture must not be attached twice (its memory is locked once per pass).
+    let mut all: Vec<&Texture> = colors.iter().flatten().map(|c| c.view.texture()).collect();
+    all.extend(
+        colors
+            .iter()
+            .flatten()
+            .filter_map(|c| c.resolve.as_ref().map(|r| r.texture())),
+    );
+    all.extend(depth.iter().map(|d| d.view.texture()));
     for (i, a) in all.iter().enumerate() {
         if all[..i].iter().any(|b| a.same(b)) {
             return validation("a texture is attached to the render pass twice");
         }
     }
+    let attachments = all.into_iter().cloned().collect();
     Ok((
         Command::BeginRenderPass {
             label: desc.label.unwrap_or("").to_string(),
@@ -423,6 +539,7 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
         samples,
         formats,
         depth_format,
+        attachments,
     ))
 }
 
@@ -435,6 +552,8 @@ struct PassState {
     samples: u32,
     formats: Vec<Option<crate::TextureFormat>>,
     depth_format: Option<crate::TextureFormat>,
+    /// Every texture attached to the pass (resolve targets included).
+    attachments: Vec<Texture>,
     pipeline: Option<RenderPipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
     vertex_buffers: Vec<Option<BufferRange>>,
@@ -756,19 +875,22 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
     if indexed {
         fixed.extend(s.index.as_ref().map(|(r, _)| r));
     }
-    validate_bindings(&programs, &s.bind_groups, &fixed)
+    validate_bindings(&programs, &s.bind_groups, &fixed, &s.attachments)
 }
 
-/// Checks that every binding the programs use is present, of the right usage and large
-/// enough, and that a buffer a shader may write is bound nowhere else in the same draw or
-/// dispatch (`fixed` lists the draw's vertex and index buffer ranges).
+/// Checks that every binding the programs use is present, of the right kind, usage and
+/// size, that a buffer a shader may write is bound nowhere else in the same draw or
+/// dispatch (`fixed` lists the draw's vertex and index buffer ranges), and that no texture
+/// a shader samples is one of the pass's `attachments`.
 pub(crate) fn validate_bindings(
     programs: &[&Program],
     bind_groups: &[Option<BindGroup>],
     fixed: &[&BufferRange],
+    attachments: &[Texture],
 ) -> Result<(), Error> {
     let mut used: Vec<(&BufferRange, bool)> = fixed.iter().map(|r| (*r, false)).collect();
     for program in programs {
+        validate_texture_bindings(program, bind_groups, attachments)?;
         for b in &program.bindings {
             let Some(group) = &bind_groups[b.group as usize] else {
                 return validation(format!(
@@ -782,7 +904,13 @@ pub(crate) fn validate_bindings(
                     b.name, b.group, b.binding
                 ));
             };
-            let usage = entry.range.buffer.usage();
+            let Bound::Buffer(range) = entry else {
+                return validation(format!(
+                    "`{}` (@group({}) @binding({})) is a buffer; the bind group holds a texture                      or sampler there",
+                    b.name, b.group, b.binding
+                ));
+            };
+            let usage = range.buffer.usage();
             let (needed, name) = match b.kind {
                 BindingKind::Uniform => (BufferUsages::UNIFORM, "UNIFORM"),
                 BindingKind::Storage { .. } => (BufferUsages::STORAGE, "STORAGE"),
@@ -793,17 +921,17 @@ pub(crate) fn validate_bindings(
                     b.name, b.group, b.binding
                 ));
             }
-            if entry.range.size < b.min_size {
+            if range.size < b.min_size {
                 return validation(format!(
                     "`{}` (@group({}) @binding({})) needs at least {} bytes; {} are bound",
-                    b.name, b.group, b.binding, b.min_size, entry.range.size
+                    b.name, b.group, b.binding, b.min_size, range.size
                 ));
             }
             let writable = matches!(b.kind, BindingKind::Storage { read_only: false });
             // The same binding seen by both stages is one use.
-            let same_binding = |r: &BufferRange| std::ptr::eq(r, &entry.range);
+            let same_binding = |r: &BufferRange| std::ptr::eq(r, range);
             if !used.iter().any(|(r, _)| same_binding(r)) {
-                used.push((&entry.range, writable));
+                used.push((range, writable));
             } else if writable {
                 for u in used.iter_mut().filter(|(r, _)| same_binding(r)) {
                     u.1 = true;
@@ -820,6 +948,117 @@ pub(crate) fn validate_bindings(
                 );
             }
         }
+    }
+    Ok(())
+}
+
+/// Checks a program's textures and samplers against the bound views and samplers (WebGPU's
+/// binding-type compatibility for `layout: "auto"`).
+fn validate_texture_bindings(
+    program: &Program,
+    bind_groups: &[Option<BindGroup>],
+    attachments: &[Texture],
+) -> Result<(), Error> {
+    let find = |group: u32, binding: u32, name: &str| -> Result<&Bound, Error> {
+        let Some(g) = &bind_groups[group as usize] else {
+            return validation(format!("`{name}` needs @group({group}), which is not set"));
+        };
+        g.entry(binding).ok_or_else(|| {
+            Error::Validation(format!(
+                "`{name}` needs @group({group}) @binding({binding}), which the bind group does \
+                 not have"
+            ))
+        })
+    };
+    for t in &program.textures {
+        let at = format!("`{}` (@group({}) @binding({}))", t.name, t.group, t.binding);
+        let Bound::Texture(view) = find(t.group, t.binding, &t.name)? else {
+            return validation(format!(
+                "{at} is a texture; the bind group holds something else"
+            ));
+        };
+        if view.dimension() != t.dimension {
+            return validation(format!(
+                "{at} is a {:?} texture; a {:?} view is bound",
+                t.dimension,
+                view.dimension()
+            ));
+        }
+        if (view.texture().sample_count() > 1) != t.multisampled {
+            return validation(format!(
+                "{at}: multisampling of the bound texture does not match the declaration"
+            ));
+        }
+        let st = view.view.sample_type();
+        let ok = match t.sample_kind {
+            TextureSampleKind::Float => {
+                matches!(
+                    st,
+                    SampleType::Float | SampleType::UnfilterableFloat | SampleType::Depth
+                )
+            }
+            TextureSampleKind::Depth => st == SampleType::Depth,
+            TextureSampleKind::Sint => st == SampleType::Sint,
+            TextureSampleKind::Uint => st == SampleType::Uint,
+        };
+        if !ok {
+            return validation(format!(
+                "{at} expects {:?} texels; the bound {:?} view has {st:?} texels",
+                t.sample_kind,
+                view.format()
+            ));
+        }
+        if attachments.iter().any(|a| a.same(view.texture())) {
+            return validation(format!(
+                "{at}: the texture is also an attachment of the render pass"
+            ));
+        }
+    }
+    for s in &program.samplers {
+        let at = format!("`{}` (@group({}) @binding({}))", s.name, s.group, s.binding);
+        let Bound::Sampler(sampler) = find(s.group, s.binding, &s.name)? else {
+            return validation(format!(
+                "{at} is a sampler; the bind group holds something else"
+            ));
+        };
+        if sampler.desc().compare.is_some() != s.comparison {
+            return validation(format!(
+                "{at}: a {} sampler is bound",
+                if s.comparison {
+                    "non-comparison"
+                } else {
+                    "comparison"
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The WebGPU rules for a buffer side of a texture copy: offset a multiple of the texel
+/// block size, bytes per row a multiple of 256; multisampled and depth/stencil textures
+/// take no buffer copies here.
+fn check_buffer_copy(
+    texture: &Texture,
+    layout: &TexelCopyBufferLayout,
+    _buffer: &Buffer,
+) -> Result<(), Error> {
+    if texture.sample_count() != 1 {
+        return validation("multisampled textures cannot be copied to or from buffers");
+    }
+    let block = texture.format().block_size() as u64;
+    if !layout.offset.is_multiple_of(block) {
+        return validation(format!(
+            "buffer offset {} of a texture copy is not a multiple of the block size {block}",
+            layout.offset
+        ));
+    }
+    if let Some(bpr) = layout.bytes_per_row
+        && !bpr.is_multiple_of(256)
+    {
+        return validation(format!(
+            "bytes_per_row {bpr} of a buffer-texture copy is not a multiple of 256"
+        ));
     }
     Ok(())
 }

@@ -128,7 +128,7 @@ impl ComputePass<'_> {
         let Some(p) = &self.pipeline else {
             return validation("dispatch without a compute pipeline");
         };
-        validate_bindings(&[&p.0], &self.bind_groups, &[])
+        validate_bindings(&[&p.0], &self.bind_groups, &[], &[])
     }
 
     /// Dispatches `x × y × z` workgroups.

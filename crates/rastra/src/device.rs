@@ -12,10 +12,12 @@ use crate::binding::{BindGroup, BindGroupDescriptor};
 use crate::command::{CommandBuffer, CommandEncoder};
 use crate::error::{Error, validation};
 use crate::pipeline::{RenderPipeline, RenderPipelineDescriptor};
-use crate::resource::{
-    Buffer, BufferDescriptor, BufferUsages, Texture, TextureDescriptor, TextureUsages,
-};
+use crate::resource::{Buffer, BufferDescriptor, BufferUsages, TextureUsages};
 use crate::shader::{ShaderModule, ShaderModuleDescriptor};
+use crate::texture::{
+    Extent3d, Sampler, SamplerDescriptor, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture,
+    TextureDescriptor, copy_size,
+};
 
 /// Device configuration.
 #[derive(Clone, Debug)]
@@ -53,6 +55,8 @@ struct Shared {
     workers: rastra_pipeline::Workers,
     lost: Mutex<Option<String>>,
     stats: Mutex<FrameStats>,
+    /// The texture L2 every texture unit shares (T4; its model is in `rastra_texture`).
+    texture_l2: Mutex<rastra_texture::L2Cache>,
 }
 
 /// A rastra GPU.
@@ -71,6 +75,9 @@ impl Device {
             desc: desc.clone(),
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
+            texture_l2: Mutex::new(rastra_texture::L2Cache::new(
+                &rastra_texture::CacheConfig::default(),
+            )),
         });
         (Device(shared.clone()), Queue(shared))
     }
@@ -100,6 +107,11 @@ impl Device {
     pub fn create_texture(&self, desc: &TextureDescriptor<'_>) -> Result<Texture, Error> {
         self.alive()?;
         Texture::new(desc)
+    }
+
+    pub fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, Error> {
+        self.alive()?;
+        Sampler::new(desc)
     }
 
     pub fn create_shader_module(
@@ -158,10 +170,15 @@ impl Queue {
         check_alive(&self.0)?;
         let mut budget = self.0.desc.shader_instruction_budget;
         let mut stats = self.0.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let mut l2 = self.0.texture_l2.lock().unwrap_or_else(|e| e.into_inner());
         for cb in buffers {
-            if let Err(reason) =
-                crate::processor::execute(&cb.commands, &self.0.workers, &mut budget, &mut stats)
-            {
+            if let Err(reason) = crate::processor::execute(
+                &cb.commands,
+                &self.0.workers,
+                &mut l2,
+                &mut budget,
+                &mut stats,
+            ) {
                 *self.0.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
                 return Err(Error::DeviceLost(reason));
             }
@@ -188,33 +205,54 @@ impl Queue {
         Ok(())
     }
 
-    /// Writes a whole single-sample texture from tightly packed rows.
+    /// Writes mip level 0 of a single-sample texture (all its layers) from tightly packed
+    /// rows.
     pub fn write_texture(&self, texture: &Texture, data: &[u8]) -> Result<(), Error> {
+        let [w, h, layers] = texture.mip_size(0);
+        let layout = TexelCopyBufferLayout::packed(texture.format(), [w, h, layers]);
+        self.write_texture_region(
+            &TexelCopyTextureInfo::whole(texture),
+            data,
+            layout,
+            Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: layers,
+            },
+        )
+    }
+
+    /// Writes a region of a texture from linear `data` laid out by `layout` (WebGPU
+    /// `writeTexture`: any row pitch that holds a row).
+    pub fn write_texture_region(
+        &self,
+        dst: &TexelCopyTextureInfo<'_>,
+        data: &[u8],
+        layout: TexelCopyBufferLayout,
+        size: Extent3d,
+    ) -> Result<(), Error> {
         check_alive(&self.0)?;
-        if !texture.usage().contains(TextureUsages::COPY_DST) {
+        if !dst.texture.usage().contains(TextureUsages::COPY_DST) {
             return validation("write_texture target lacks COPY_DST usage");
         }
-        if texture.sample_count() != 1 {
+        if dst.texture.sample_count() != 1 {
             return validation("multisampled textures cannot be written");
         }
-        let mut texels = texture.write_lock();
-        if data.len() != texels.len() {
-            return validation(format!(
-                "write_texture needs {} bytes, got {}",
-                texels.len(),
-                data.len()
-            ));
-        }
-        texels.copy_from_slice(data);
-        if let Some(h) = texture.hiz_lock().as_mut() {
-            h.invalidate();
-        }
+        dst.texture
+            .write_lock()
+            .write(dst.at(), data, layout, copy_size(size))?;
+        dst.texture.invalidate_hiz();
         Ok(())
     }
 
-    /// Reads a whole single-sample texture as tightly packed rows (the texture needs
-    /// COPY_SRC usage).
+    /// Reads mip level 0 of a single-sample texture (all its layers) as tightly packed rows
+    /// (the texture needs COPY_SRC usage).
     pub fn read_texture(&self, texture: &Texture) -> Result<Vec<u8>, Error> {
+        self.read_texture_level(texture, 0)
+    }
+
+    /// Reads mip `level` of a single-sample texture (all its layers) as tightly packed rows.
+    pub fn read_texture_level(&self, texture: &Texture, level: u32) -> Result<Vec<u8>, Error> {
         check_alive(&self.0)?;
         if !texture.usage().contains(TextureUsages::COPY_SRC) {
             return validation("read_texture source lacks COPY_SRC usage");
@@ -222,7 +260,21 @@ impl Queue {
         if texture.sample_count() != 1 {
             return validation("multisampled textures cannot be read back; resolve them first");
         }
-        Ok(texture.read_lock().clone())
+        if level >= texture.mip_level_count() {
+            return validation(format!("mip level {level} of a texture with fewer levels"));
+        }
+        let size = texture.mip_size(level);
+        let size = match texture.dimension() {
+            crate::TextureDimension::D3 => size,
+            _ => [size[0], size[1], texture.depth_or_array_layers()],
+        };
+        Ok(texture.read_lock().read_packed(
+            rastra_texture::TextureCopy {
+                mip_level: level,
+                ..Default::default()
+            },
+            size,
+        )?)
     }
 
     /// Statistics of everything submitted since the last call, per draw.

@@ -8,7 +8,7 @@
 //! never a panic, and stages below trust what passed.
 //!
 //! ```text
-//! Device ─► Buffer / Texture / ShaderModule / RenderPipeline / BindGroup
+//! Device ─► Buffer / Texture (views) / Sampler / ShaderModule / RenderPipeline / BindGroup
 //! CommandEncoder ─► RenderPass (state + draws) ─► CommandBuffer (a list of `Command`s)
 //! Queue::submit ─► processor: one Command at a time, draws → rastra_pipeline::draw
 //! ```
@@ -17,16 +17,20 @@ mod error;
 pub use error::Error;
 
 mod resource;
-pub use resource::{
-    Buffer, BufferDescriptor, BufferUsages, Extent3d, Texture, TextureDescriptor, TextureUsages,
-    TextureView,
+pub use resource::{Buffer, BufferDescriptor, BufferUsages, TextureUsages};
+
+mod texture;
+pub use texture::{
+    AddressMode, BorderColor, Extent3d, FilterMode, Sampler, SamplerDescriptor,
+    TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureAspect, TextureDescriptor,
+    TextureDimension, TextureView, TextureViewDescriptor, TextureViewDimension,
 };
 
 mod shader;
 pub use shader::{ShaderModule, ShaderModuleDescriptor, ShaderSource};
 
 mod binding;
-pub use binding::{BindGroup, BindGroupDescriptor, BindGroupEntry, BufferBinding};
+pub use binding::{BindGroup, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding};
 
 mod pipeline;
 pub use pipeline::{FragmentState, RenderPipeline, RenderPipelineDescriptor, VertexState};

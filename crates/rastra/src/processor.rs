@@ -3,27 +3,47 @@
 //! state changes, draws (handed to `rastra_pipeline::draw` with the bound memory) and pass
 //! end (multisample resolve, store operations) — and records per-draw statistics.
 
-use std::sync::{MutexGuard, RwLockWriteGuard};
+use std::sync::{MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
 use rastra_pipeline::hiz::HiZBuffer;
 
-use rastra_pipeline::memory::{clear_color, clear_depth_stencil, resolve};
+use rastra_pipeline::memory::{SurfaceLayout, clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
-use rastra_pipeline::{BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer, Workers};
+use rastra_pipeline::{
+    BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer, StageResources, Workers,
+};
+use rastra_shader::TextureBinding;
 use rastra_stats::{Counters, DrawStats, FrameStats};
+use rastra_texture::L2Cache;
 
 use crate::IndexFormat;
-use crate::binding::BindGroup;
+use crate::binding::{BindGroup, Bound};
 use crate::command::{BufferRange, Command, LoadOp, StoreOp};
 use crate::compute::ComputePipeline;
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+use crate::texture::{Texture, TextureView};
 
-/// The depth attachment as a pass holds it: format, data and Hi-Z bounds, locked.
-type DepthAttachmentGuards<'g> = (
-    crate::TextureFormat,
-    RwLockWriteGuard<'g, Vec<u8>>,
-    MutexGuard<'g, Option<HiZBuffer>>,
-);
+/// A texture's memory locked for writing (a render attachment).
+type Memory<'g> = RwLockWriteGuard<'g, rastra_texture::Texture>;
+
+/// The depth attachment as a pass holds it: format, memory, where the attached subresource
+/// lies, and the Hi-Z bounds (all subresources locked; `hiz_index` is the attached one).
+struct DepthAttachmentGuards<'g> {
+    format: crate::TextureFormat,
+    memory: Memory<'g>,
+    layout: SurfaceLayout,
+    hiz: MutexGuard<'g, Vec<Option<HiZBuffer>>>,
+    hiz_index: usize,
+}
+
+/// Locks an attachment view's texture and finds its subresource.
+fn attach(view: &TextureView) -> (Memory<'_>, SurfaceLayout) {
+    let memory = view.texture().write_lock();
+    let layout = memory
+        .surface(view.base_mip_level(), view.base_array_layer())
+        .expect("attachment views are validated single 2D subresources");
+    (memory, layout)
+}
 
 /// State of the render pass being executed.
 struct Pass<'g> {
@@ -32,7 +52,7 @@ struct Pass<'g> {
     width: u32,
     height: u32,
     samples: u32,
-    colors: Vec<Option<RwLockWriteGuard<'g, Vec<u8>>>>,
+    colors: Vec<Option<(Memory<'g>, SurfaceLayout)>>,
     color_formats: Vec<Option<crate::TextureFormat>>,
     depth: Option<DepthAttachmentGuards<'g>>,
     pipeline: Option<RenderPipeline>,
@@ -48,6 +68,7 @@ struct Pass<'g> {
 pub(crate) fn execute(
     commands: &[Command],
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
@@ -68,12 +89,13 @@ pub(crate) fn execute(
                 for c in colors {
                     match c {
                         Some(c) => {
-                            let mut g = c.texture.write_lock();
+                            let (mut g, layout) = attach(&c.view);
+                            let format = c.view.texture().format();
                             if let LoadOp::Clear(color) = c.ops.load {
-                                clear_color(c.texture.format(), &mut g, color);
+                                clear_color(format, g.bytes_mut(), &layout, color);
                             }
-                            formats.push(Some(c.texture.format()));
-                            guards.push(Some(g));
+                            formats.push(Some(format));
+                            guards.push(Some((g, layout)));
                         }
                         None => {
                             formats.push(None);
@@ -82,8 +104,9 @@ pub(crate) fn execute(
                     }
                 }
                 let depth = depth.as_ref().map(|d| {
-                    let format = d.texture.format();
-                    let mut g = d.texture.write_lock();
+                    let t = d.view.texture();
+                    let format = t.format();
+                    let (mut g, layout) = attach(&d.view);
                     let z = match d.depth_ops.map(|o| o.load) {
                         Some(LoadOp::Clear(z)) => Some(z),
                         _ => None,
@@ -93,13 +116,24 @@ pub(crate) fn execute(
                         _ => None,
                     };
                     if z.is_some() || s.is_some() {
-                        clear_depth_stencil(format, &mut g, z, s);
+                        clear_depth_stencil(format, g.bytes_mut(), &layout, z, s);
                     }
-                    let mut hiz = d.texture.hiz_lock();
-                    if let (Some(z), Some(h)) = (z, hiz.as_mut()) {
+                    let mut hiz = t.hiz_lock();
+                    let hiz_index =
+                        t.subresource(d.view.base_mip_level(), d.view.base_array_layer());
+                    // Textures start zeroed, so bounds created now start "cleared to 0".
+                    let h = hiz[hiz_index]
+                        .get_or_insert_with(|| HiZBuffer::new(layout.width, layout.height, 0.0));
+                    if let Some(z) = z {
                         h.clear(format.quantize_depth(z));
                     }
-                    (format, g, hiz)
+                    DepthAttachmentGuards {
+                        format,
+                        memory: g,
+                        layout,
+                        hiz,
+                        hiz_index,
+                    }
                 });
                 pass = Some(Pass {
                     label: if label.is_empty() {
@@ -157,7 +191,14 @@ pub(crate) fn execute(
             }
             Command::SetComputePipeline(p) => compute_mut(&mut compute).pipeline = Some(p.clone()),
             Command::Dispatch(counts) => {
-                run_dispatch(compute_mut(&mut compute), *counts, workers, budget, stats)?;
+                run_dispatch(
+                    compute_mut(&mut compute),
+                    *counts,
+                    workers,
+                    l2,
+                    budget,
+                    stats,
+                )?;
             }
             Command::DispatchIndirect { buffer, offset } => {
                 let mut bytes = [0u8; 12];
@@ -170,7 +211,14 @@ pub(crate) fn execute(
                     .iter()
                     .all(|&n| n <= crate::compute::MAX_WORKGROUPS_PER_DIMENSION)
                 {
-                    run_dispatch(compute_mut(&mut compute), counts, workers, budget, stats)?;
+                    run_dispatch(
+                        compute_mut(&mut compute),
+                        counts,
+                        workers,
+                        l2,
+                        budget,
+                        stats,
+                    )?;
                 }
             }
             Command::EndComputePass => compute = None,
@@ -190,7 +238,15 @@ pub(crate) fn execute(
             Command::Draw { range, instances } => {
                 let p = pass_mut(&mut pass);
                 let mut counters = Counters::default();
-                run_draw(p, *range, instances.clone(), workers, budget, &mut counters)?;
+                run_draw(
+                    p,
+                    *range,
+                    instances.clone(),
+                    workers,
+                    l2,
+                    budget,
+                    &mut counters,
+                )?;
                 let what = match range {
                     rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
                     rastra_pipeline::DrawRange::Indexed { count, .. } => {
@@ -218,18 +274,52 @@ pub(crate) fn execute(
                 src.read_bytes(*src_offset, &mut data);
                 dst.write_bytes(*dst_offset, &data);
             }
+            // Copies were validated when recorded; the texture memory checks again and
+            // a failure there leaves the destination untouched.
             Command::CopyTextureToBuffer {
                 src,
+                at,
                 dst,
-                offset,
-                bytes_per_row,
+                layout,
+                size,
             } => {
-                let texels = src.read_lock();
-                let row = src.width() as usize * src.format().texel_size();
-                for y in 0..src.height() as usize {
-                    let at = *offset + y as u64 * *bytes_per_row as u64;
-                    dst.write_bytes(at, &texels[y * row..(y + 1) * row]);
+                let mut data = vec![0; dst.size() as usize];
+                dst.read_bytes(0, &mut data);
+                if src.read_lock().read(*at, *layout, *size, &mut data).is_ok() {
+                    dst.write_bytes(0, &data);
                 }
+            }
+            Command::CopyBufferToTexture {
+                src,
+                layout,
+                dst,
+                at,
+                size,
+            } => {
+                let mut data = vec![0; src.size() as usize];
+                src.read_bytes(0, &mut data);
+                let _ = dst.write_lock().write(*at, &data, *layout, *size);
+                dst.invalidate_hiz();
+            }
+            Command::CopyTextureToTexture {
+                src,
+                src_at,
+                dst,
+                dst_at,
+                size,
+            } => {
+                let _ = if src.same(dst) {
+                    dst.write_lock().copy_within(*src_at, *dst_at, *size)
+                } else {
+                    rastra_texture::copy_texture_to_texture(
+                        &src.read_lock(),
+                        *src_at,
+                        &mut dst.write_lock(),
+                        *dst_at,
+                        *size,
+                    )
+                };
+                dst.invalidate_hiz();
             }
         }
     }
@@ -250,39 +340,102 @@ fn compute_mut(compute: &mut Option<ComputeState>) -> &mut ComputeState {
         .expect("the encoder only records compute commands inside a compute pass")
 }
 
-/// The word ranges a program's bindings name, in `Program::bindings` order. Offsets are
-/// multiples of 256 (validated); a trailing partial word is not addressable.
-fn binding_words<'g>(
+/// Texture memory locked for reading while shaders sample it, one guard per texture.
+type SampledTextures<'g> = Vec<(&'g Texture, RwLockReadGuard<'g, rastra_texture::Texture>)>;
+
+/// Locks (for reading) every texture the programs sample, once each.
+fn lock_sampled<'g>(
+    programs: &[&rastra_shader::Program],
+    groups: &'g [Option<BindGroup>],
+) -> SampledTextures<'g> {
+    let mut locked: SampledTextures<'g> = Vec::new();
+    for program in programs {
+        for t in &program.textures {
+            if let Some(Bound::Texture(v)) = groups[t.group as usize]
+                .as_ref()
+                .and_then(|g| g.entry(t.binding))
+                && !locked.iter().any(|(l, _)| l.same(v.texture()))
+            {
+                locked.push((v.texture(), v.texture().read_lock()));
+            }
+        }
+    }
+    locked
+}
+
+/// What a program's bindings name, in its `bindings`, `textures` and `samplers` orders.
+/// Buffer offsets are multiples of 256 (validated); a trailing partial word is not
+/// addressable. `sampled` holds the locked memory of every texture.
+fn stage_resources<'g>(
     program: &rastra_shader::Program,
     groups: &'g [Option<BindGroup>],
-) -> Vec<&'g [std::sync::atomic::AtomicU32]> {
-    program
+    sampled: &'g SampledTextures<'g>,
+) -> StageResources<'g> {
+    let entry = |group: u32, binding: u32| -> &'g Bound {
+        groups[group as usize]
+            .as_ref()
+            .and_then(|g| g.entry(binding))
+            .expect("validated")
+    };
+    let buffers = program
         .bindings
         .iter()
-        .map(|b| {
-            let group = groups[b.group as usize].as_ref().expect("validated");
-            let r = &group.entry(b.binding).expect("validated").range;
-            let first = (r.offset / 4) as usize;
-            &r.buffer.words()[first..first + (r.size / 4) as usize]
+        .map(|b| match entry(b.group, b.binding) {
+            Bound::Buffer(r) => {
+                let first = (r.offset / 4) as usize;
+                &r.buffer.words()[first..first + (r.size / 4) as usize]
+            }
+            _ => unreachable!("validated: a buffer binding holds a buffer"),
         })
-        .collect()
+        .collect();
+    let textures = program
+        .textures
+        .iter()
+        .map(|t| match entry(t.group, t.binding) {
+            Bound::Texture(v) => TextureBinding {
+                texture: &sampled
+                    .iter()
+                    .find(|(l, _)| l.same(v.texture()))
+                    .expect("every sampled texture is locked")
+                    .1,
+                view: &v.view,
+            },
+            _ => unreachable!("validated: a texture binding holds a view"),
+        })
+        .collect();
+    let samplers = program
+        .samplers
+        .iter()
+        .map(|s| match entry(s.group, s.binding) {
+            Bound::Sampler(s) => &*s.0,
+            _ => unreachable!("validated: a sampler binding holds a sampler"),
+        })
+        .collect();
+    StageResources {
+        buffers,
+        textures,
+        samplers,
+    }
 }
 
 fn run_dispatch(
     c: &mut ComputeState,
     counts: [u32; 3],
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
     let pipeline = c.pipeline.clone().expect("validated at record time");
-    let resources = binding_words(&pipeline.0, &c.bind_groups);
+    let sampled = lock_sampled(&[&pipeline.0], &c.bind_groups);
+    let resources = stage_resources(&pipeline.0, &c.bind_groups, &sampled);
     let mut counters = Counters::default();
     rastra_pipeline::compute::dispatch(
         &pipeline.0,
         counts,
         &resources,
         workers,
+        l2,
         budget,
         &mut counters,
     )
@@ -308,6 +461,7 @@ fn run_draw(
     range: rastra_pipeline::DrawRange,
     instances: std::ops::Range<u32>,
     workers: &Workers,
+    l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<(), String> {
@@ -324,12 +478,18 @@ fn run_draw(
         .map(|s| slice(p.vertex_buffers[s].as_ref().expect("validated")))
         .collect();
     let index_buffer = p.index.as_ref().map(|(r, format)| (slice(r), *format));
-    let vertex_resources = binding_words(&linked.desc.vertex, &p.bind_groups);
+    let programs: Vec<&rastra_shader::Program> = std::iter::once(&*linked.desc.vertex)
+        .chain(linked.desc.fragment.as_deref())
+        .collect();
+    let sampled = lock_sampled(&programs, &p.bind_groups);
+    let vertex_resources = stage_resources(&linked.desc.vertex, &p.bind_groups, &sampled);
     let fragment_resources = linked
         .desc
         .fragment
         .as_deref()
-        .map_or_else(Vec::new, |fs| binding_words(fs, &p.bind_groups));
+        .map_or_else(StageResources::default, |fs| {
+            stage_resources(fs, &p.bind_groups, &sampled)
+        });
 
     let call = DrawCall {
         pipeline: linked,
@@ -348,17 +508,21 @@ fn run_draw(
         .iter_mut()
         .zip(&p.color_formats)
         .map(|(g, f)| match (g, f) {
-            (Some(g), Some(format)) => Some(ColorTarget {
+            (Some((g, layout)), Some(format)) => Some(ColorTarget {
                 format: *format,
-                data: &mut g[..],
+                data: g.bytes_mut(),
+                layout: *layout,
             }),
             _ => None,
         })
         .collect();
-    let depth = p.depth.as_mut().map(|(format, g, hiz)| DepthTarget {
-        format: *format,
-        data: &mut g[..],
-        hiz: hiz.as_mut().expect("depth textures have Hi-Z bounds"),
+    let depth = p.depth.as_mut().map(|d| DepthTarget {
+        format: d.format,
+        data: d.memory.bytes_mut(),
+        layout: d.layout,
+        hiz: d.hiz[d.hiz_index]
+            .as_mut()
+            .expect("bounds are created when the pass begins"),
     });
     let mut fb = Framebuffer {
         width: p.width,
@@ -367,7 +531,7 @@ fn run_draw(
         colors,
         depth,
     };
-    rastra_pipeline::draw(&call, &mut fb, workers, budget, counters).map_err(|e| e.to_string())
+    rastra_pipeline::draw(&call, &mut fb, workers, l2, budget, counters).map_err(|e| e.to_string())
 }
 
 fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut FrameStats) {
@@ -383,34 +547,38 @@ fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut
     let (colors, depth) = begin;
     let mut resolved = 0;
     for (c, guard) in colors.iter().zip(p.colors.iter_mut()) {
-        let (Some(c), Some(guard)) = (c, guard) else {
+        let (Some(c), Some((memory, layout))) = (c, guard) else {
             continue;
         };
+        let format = c.view.texture().format();
         if let Some(target) = &c.resolve {
-            let mut dst = target.write_lock();
+            let (mut dst, dst_layout) = attach(target);
             resolved += resolve(
-                c.texture.format(),
-                guard,
+                format,
+                memory.bytes(),
+                layout,
                 p.samples,
-                target.format(),
-                &mut dst,
+                target.texture().format(),
+                dst.bytes_mut(),
+                &dst_layout,
             );
         }
         if c.ops.store == StoreOp::Discard {
-            guard.fill(0);
+            clear_color(format, memory.bytes_mut(), layout, Color::TRANSPARENT);
         }
     }
-    if let (Some(d), Some((_, guard, hiz))) = (depth, p.depth.as_mut()) {
+    if let (Some(d), Some(g)) = (depth, p.depth.as_mut()) {
         let discard_depth = d.depth_ops.is_some_and(|o| o.store == StoreOp::Discard);
         let discard_stencil = d.stencil_ops.is_some_and(|o| o.store == StoreOp::Discard);
         if discard_depth || discard_stencil {
             clear_depth_stencil(
-                d.texture.format(),
-                guard,
+                g.format,
+                g.memory.bytes_mut(),
+                &g.layout,
                 discard_depth.then_some(0.0),
                 discard_stencil.then_some(0),
             );
-            if let (true, Some(h)) = (discard_depth, hiz.as_mut()) {
+            if let (true, Some(h)) = (discard_depth, g.hiz[g.hiz_index].as_mut()) {
                 h.clear(0.0);
             }
         }

@@ -29,6 +29,7 @@ pub fn target(device: &Device, w: u32, h: u32, format: TextureFormat, samples: u
             },
             mip_level_count: 1,
             sample_count: samples,
+            dimension: rastra::TextureDimension::D2,
             format,
             usage,
         })

@@ -42,11 +42,11 @@ fn bind(device: &Device, buffers: &[&Buffer]) -> BindGroup {
         .enumerate()
         .map(|(i, b)| BindGroupEntry {
             binding: i as u32,
-            resource: BufferBinding {
+            resource: BindingResource::Buffer(BufferBinding {
                 buffer: b,
                 offset: 0,
                 size: None,
-            },
+            }),
         })
         .collect();
     device

@@ -113,6 +113,7 @@ impl Fixture {
                 },
                 mip_level_count: 1,
                 sample_count: 1,
+                dimension: rastra::TextureDimension::D2,
                 format: TextureFormat::Depth32Float,
                 usage: TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC,
             })

@@ -60,6 +60,7 @@ struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec3<f32> }
             },
             mip_level_count: 1,
             sample_count: 1,
+            dimension: rastra::TextureDimension::D2,
             format: TextureFormat::Rgba8Unorm,
             usage: TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC,
         })

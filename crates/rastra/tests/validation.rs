@@ -112,11 +112,11 @@ struct U { color: vec4<f32> }
             label: None,
             entries: &[BindGroupEntry {
                 binding: 0,
-                resource: BufferBinding {
+                resource: BindingResource::Buffer(BufferBinding {
                     buffer: &small,
                     offset: 0,
                     size: None,
-                },
+                }),
             }],
         })
         .unwrap();
@@ -232,6 +232,7 @@ fn buffer_and_texture_misuse() {
         },
         mip_level_count: 1,
         sample_count: 1,
+        dimension: rastra::TextureDimension::D2,
         format: TextureFormat::Rgba8Unorm,
         usage: TextureUsages::RENDER_ATTACHMENT,
     });
@@ -329,15 +330,18 @@ fn unsupported_features_say_so() {
     let tex = module(
         &device,
         r#"
-@group(0) @binding(0) var t: texture_2d<f32>;
-@vertex fn vs() -> @builtin(position) vec4<f32> { return textureLoad(t, vec2(0, 0), 0); }
-@fragment fn fs() -> @location(0) vec4<f32> { return vec4(1.0); }
+@group(0) @binding(0) var t: texture_storage_2d<rgba8unorm, write>;
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4(0.0); }
+@fragment fn fs() -> @location(0) vec4<f32> {
+    textureStore(t, vec2(0, 0), vec4(1.0));
+    return vec4(1.0);
+}
 "#,
     )
     .unwrap();
     let err = pipeline(&device, &tex, &[], TextureFormat::Rgba8Unorm).unwrap_err();
     assert!(
-        matches!(&err, Error::Unsupported(m) if m.contains("texture")),
+        matches!(&err, Error::Unsupported(m) if m.contains("storage texture")),
         "{err}"
     );
 }
@@ -356,11 +360,11 @@ fn overflowing_ranges_and_layouts_are_validation_errors() {
         label: None,
         entries: &[BindGroupEntry {
             binding: 0,
-            resource: BufferBinding {
+            resource: BindingResource::Buffer(BufferBinding {
                 buffer: &buffer,
                 offset: 256,
                 size: Some(u64::MAX),
-            },
+            }),
         }],
     });
     assert!(matches!(group, Err(Error::Validation(_))), "{group:?}");
@@ -426,6 +430,7 @@ fn overflowing_ranges_and_layouts_are_validation_errors() {
             },
             mip_level_count: 1,
             sample_count: 1,
+            dimension: rastra::TextureDimension::D2,
             format: TextureFormat::Rgba8Unorm,
             usage: TextureUsages::COPY_SRC,
         })

@@ -48,7 +48,7 @@ impl<'m> Lowerer<'m> {
         match self.get(scope, h)? {
             Value::Regs { first, words } => Ok((first, words)),
             Value::Opaque(what) => unsupported(what),
-            _ => internal("pointer used as a value"),
+            _ => internal("pointer or handle used as a value"),
         }
     }
 
@@ -147,9 +147,12 @@ impl<'m> Lowerer<'m> {
             Expression::GlobalVariable(g) => self.global_var(g)?,
             Expression::LocalVariable(l) => Value::Ptr(scope.locals[l.index()]),
             Expression::Load { pointer } => self.load(scope, h, pointer)?,
-            Expression::ImageSample { .. } => return unsupported("texture sampling"),
-            Expression::ImageLoad { .. } => return unsupported("texture loads"),
-            Expression::ImageQuery { .. } => return unsupported("texture queries"),
+            Expression::ImageSample { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageQuery { .. } => match self.texture_expr(scope, h)? {
+                Some(v) => v,
+                None => return internal("texture expression"),
+            },
             Expression::Unary { op, expr } => {
                 let k = types::kind(self.ty(scope, expr))?;
                 let op = match (op, k) {
@@ -382,7 +385,25 @@ impl<'m> Lowerer<'m> {
                     None => internal("buffer global not in the binding list"),
                 }
             }
-            naga::AddressSpace::Handle => Ok(Value::Opaque("textures and samplers")),
+            naga::AddressSpace::Handle => {
+                if let Some(slot) = self.textures.iter().position(|(h, _)| *h == g) {
+                    return Ok(Value::Texture(slot as u32));
+                }
+                if let Some(slot) = self.samplers.iter().position(|(h, _)| *h == g) {
+                    return Ok(Value::Sampler(slot as u32));
+                }
+                Ok(Value::Opaque(match self.module.types[gv.ty].inner {
+                    TypeInner::Image {
+                        class: naga::ImageClass::Storage { .. },
+                        ..
+                    } => "storage textures",
+                    TypeInner::Image {
+                        class: naga::ImageClass::External,
+                        ..
+                    } => "external textures",
+                    _ => "binding arrays of textures or samplers",
+                }))
+            }
             naga::AddressSpace::WorkGroup => {
                 let base = match self.workgroup_vars.get(&g) {
                     Some(&b) => b,
@@ -590,6 +611,7 @@ impl<'m> Lowerer<'m> {
                 }
             }
             Value::Opaque(what) => unsupported(what),
+            Value::Texture(_) | Value::Sampler(_) => internal("indexing a texture or sampler"),
             Value::Undef => internal("indexing an undefined value"),
         }
     }

@@ -9,8 +9,9 @@ use super::{Lowerer, R, Scope, TySource, Value};
 use crate::ir::{Inst, Node, Reg};
 use crate::{
     BindingKind, BindingVar, Builtin, EarlyDepthTest, Interpolation, IoBinding, IoType, IoVar,
-    Program, Sampling, ScalarKind, Stage,
+    Program, SamplerVar, Sampling, ScalarKind, Stage, TextureSampleKind, TextureVar,
 };
+use rastra_texture::TextureViewDimension;
 
 pub(crate) fn lower_entry_point(
     module: &naga::Module,
@@ -21,6 +22,7 @@ pub(crate) fn lower_entry_point(
     let ep = &module.entry_points[index];
     let finfo = info.get_entry_point(index);
     let slots = buffer_bindings(module, finfo)?;
+    let (textures, samplers) = handle_bindings(module, finfo)?;
     let mut lw = Lowerer {
         module,
         info,
@@ -40,6 +42,8 @@ pub(crate) fn lower_entry_point(
         workgroup_bytes: 0,
         entry_code: Vec::new(),
         slots,
+        textures,
+        samplers,
         uses_derivatives: false,
         uses_discard: false,
         scratch: Vec::new(),
@@ -97,6 +101,8 @@ pub(crate) fn lower_entry_point(
         inputs,
         outputs,
         bindings: lw.slots.into_iter().map(|(_, b)| b).collect(),
+        textures: lw.textures.into_iter().map(|(_, t)| t).collect(),
+        samplers: lw.samplers.into_iter().map(|(_, s)| s).collect(),
         uses_derivatives: lw.uses_derivatives,
         uses_discard: lw.uses_discard,
         writes_depth,
@@ -168,6 +174,80 @@ fn buffer_bindings(
     }
     slots.sort_by_key(|(_, b)| (b.group, b.binding));
     Ok(slots)
+}
+
+type Handles<T> = Vec<(naga::Handle<naga::GlobalVariable>, T)>;
+
+/// Sampled textures and samplers the entry point uses, each sorted by (group, binding).
+/// Storage and external textures are left out: using one lowers to an `Unsupported` error.
+fn handle_bindings(
+    module: &naga::Module,
+    finfo: &naga::valid::FunctionInfo,
+) -> R<(Handles<TextureVar>, Handles<SamplerVar>)> {
+    use naga::{ImageClass, ImageDimension as D};
+    let mut textures = Vec::new();
+    let mut samplers = Vec::new();
+    for (h, gv) in module.global_variables.iter() {
+        if finfo[h].is_empty() || gv.space != AddressSpace::Handle {
+            continue;
+        }
+        let Some(rb) = gv.binding else {
+            return unsupported("texture or sampler without @group/@binding");
+        };
+        let name = gv.name.clone().unwrap_or_default();
+        match module.types[gv.ty].inner {
+            TypeInner::Image {
+                dim,
+                arrayed,
+                class,
+            } => {
+                let (sample_kind, multisampled) = match class {
+                    ImageClass::Sampled { kind, multi } => (
+                        match kind {
+                            naga::ScalarKind::Sint => TextureSampleKind::Sint,
+                            naga::ScalarKind::Uint => TextureSampleKind::Uint,
+                            _ => TextureSampleKind::Float,
+                        },
+                        multi,
+                    ),
+                    ImageClass::Depth { multi } => (TextureSampleKind::Depth, multi),
+                    ImageClass::Storage { .. } | ImageClass::External => continue,
+                };
+                let dimension = match (dim, arrayed) {
+                    (D::D1, _) => TextureViewDimension::D1,
+                    (D::D2, false) => TextureViewDimension::D2,
+                    (D::D2, true) => TextureViewDimension::D2Array,
+                    (D::D3, _) => TextureViewDimension::D3,
+                    (D::Cube, false) => TextureViewDimension::Cube,
+                    (D::Cube, true) => TextureViewDimension::CubeArray,
+                };
+                textures.push((
+                    h,
+                    TextureVar {
+                        group: rb.group,
+                        binding: rb.binding,
+                        dimension,
+                        sample_kind,
+                        multisampled,
+                        name,
+                    },
+                ));
+            }
+            TypeInner::Sampler { comparison } => samplers.push((
+                h,
+                SamplerVar {
+                    group: rb.group,
+                    binding: rb.binding,
+                    comparison,
+                    name,
+                },
+            )),
+            _ => continue,
+        }
+    }
+    textures.sort_by_key(|(_, t)| (t.group, t.binding));
+    samplers.sort_by_key(|(_, s)| (s.group, s.binding));
+    Ok((textures, samplers))
 }
 
 fn flatten(

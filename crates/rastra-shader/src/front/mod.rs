@@ -4,7 +4,8 @@
 //! Split by concern: [`types`] (register and memory layout), `expr` (expressions, pointers,
 //! buffer and workgroup loads), `math` (builtin functions, lowered to scalar ops), `stmt`
 //! (statements, structured control flow, call inlining, stores, atomics, barriers),
-//! `subgroup` (subgroup and quad operations), `io` (entry-point interface and bindings).
+//! `subgroup` (subgroup and quad operations), `texture` (texture-unit requests), `io`
+//! (entry-point interface and bindings).
 //!
 //! Every function call is inlined into a [`Node::Region`]; each inlined instance gets fresh
 //! registers. A function's expressions that no `Emit` covers (literals, constants, arguments,
@@ -26,6 +27,7 @@ mod io;
 mod math;
 mod stmt;
 mod subgroup;
+mod texture;
 mod types;
 
 use std::collections::HashMap;
@@ -46,7 +48,11 @@ enum Value {
     Regs { first: Reg, words: u32 },
     /// A pointer (resolved at lowering time).
     Ptr(Ptr),
-    /// A handle-typed value (texture, sampler) rastra cannot use yet; names the construct.
+    /// A sampled texture: its index in `Program::textures`.
+    Texture(u32),
+    /// A sampler: its index in `Program::samplers`.
+    Sampler(u32),
+    /// A handle-typed value rastra cannot use yet (storage textures…); names the construct.
     Opaque(&'static str),
 }
 
@@ -106,6 +112,10 @@ struct Lowerer<'m> {
     entry_code: Block,
     /// Buffer globals in slot order.
     slots: Vec<(Handle<naga::GlobalVariable>, BindingVar)>,
+    /// Sampled-texture globals in slot order.
+    textures: Vec<(Handle<naga::GlobalVariable>, crate::TextureVar)>,
+    /// Sampler globals in slot order.
+    samplers: Vec<(Handle<naga::GlobalVariable>, crate::SamplerVar)>,
     uses_derivatives: bool,
     uses_discard: bool,
     scratch: Vec<u32>,

@@ -71,7 +71,7 @@ pub fn run_mask(
         })
         .collect();
     let slices: Vec<&[AtomicU32]> = words.iter().map(|w| w.as_slice()).collect();
-    let res = Resources { buffers: &slices };
+    let res = Resources::buffers(&slices);
     let mut w = Warp::new(p);
     // Garbage in every register: execute must initialise what it needs itself.
     for r in w.regs_mut(0, w.num_regs()) {
@@ -79,7 +79,16 @@ pub fn run_mask(
     }
     fill_inputs(p, &mut w, fill);
     let mut budget = BUDGET;
-    let info = execute(p, &mut w, active, 0, &res, &mut budget).expect("execute");
+    let info = execute(
+        p,
+        &mut w,
+        active,
+        0,
+        &res,
+        &mut rastra_texture::TextureUnit::default(),
+        &mut budget,
+    )
+    .expect("execute");
     assert_eq!(BUDGET - budget, info.instructions);
     let out: Vec<Vec<[u32; WARP_LANES]>> = p
         .outputs
@@ -124,7 +133,15 @@ pub fn run(p: &Program, fill: &dyn Fn(usize, usize, usize) -> u32) -> Run {
 pub fn run_budget(p: &Program, budget: u64) -> Result<ExecInfo, ExecError> {
     let mut w = Warp::new(p);
     let mut b = budget;
-    execute(p, &mut w, FULL_MASK, 0, &Resources { buffers: &[] }, &mut b)
+    execute(
+        p,
+        &mut w,
+        FULL_MASK,
+        0,
+        &Resources::EMPTY,
+        &mut rastra_texture::TextureUnit::default(),
+        &mut b,
+    )
 }
 
 pub const F_EDGE: [f32; 16] = [

@@ -1,0 +1,199 @@
+//! The shader core's port to its texture unit (T4: "the shader unit sends texture requests
+//! a quad at a time"): executes one [`TexInst`] for a warp by handing each quad of lanes
+//! (lanes 4q…4q+3, pixel i of a pixel quad) with an active lane to the
+//! [`TextureUnit`], then scattering the four results into the destination registers.
+//!
+//! Lanes that are not active still supply coordinates (so a quad's implicit LOD stays
+//! defined) but read no texels. A binding the pipeline did not supply, or a request the
+//! texture unit rejects, reads zeros — API validation keeps both from happening.
+
+use rastra_texture::{Lod, Quad, TextureUnit};
+
+use crate::ir::{Reg, SampleLod, TexInst, TexOp};
+use crate::{Mask, Resources, WARP_LANES};
+
+type Regs = [[u32; WARP_LANES]];
+
+/// Lanes of quad `q` in `mask`, as a 4-bit mask.
+#[inline]
+fn quad_lanes(mask: Mask, q: usize) -> u8 {
+    ((mask >> (4 * q)) & 0xF) as u8
+}
+
+/// `count` registers from `first`, lane `l`'s values, padded with zeros to 3.
+#[inline]
+fn vec3(regs: &Regs, first: Reg, count: u32, l: usize) -> [u32; 3] {
+    let mut v = [0u32; 3];
+    for (k, out) in v.iter_mut().enumerate().take(count.min(3) as usize) {
+        *out = regs[first.0 as usize + k][l];
+    }
+    v
+}
+
+#[inline]
+fn lane(regs: &Regs, r: Option<Reg>, l: usize, default: u32) -> u32 {
+    r.map_or(default, |r| regs[r.0 as usize][l])
+}
+
+/// Executes `t` for the lanes in `mask`.
+pub(crate) fn execute(
+    regs: &mut Regs,
+    t: &TexInst,
+    mask: Mask,
+    res: &Resources,
+    unit: &mut TextureUnit,
+) {
+    let mut out = [[0u32; WARP_LANES]; 4];
+    if let Some(b) = res.textures.get(t.texture as usize) {
+        let view = b.view;
+        match t.op {
+            TexOp::Size { level, components } => {
+                for l in 0..WARP_LANES {
+                    let dims = TextureUnit::dimensions(view, lane(regs, level, l, 0));
+                    for (c, comp) in out.iter_mut().enumerate().take(components.min(3) as usize) {
+                        comp[l] = dims[c];
+                    }
+                }
+            }
+            TexOp::NumLevels => out[0] = [TextureUnit::num_levels(view); WARP_LANES],
+            TexOp::NumLayers => out[0] = [TextureUnit::num_layers(view); WARP_LANES],
+            TexOp::NumSamples => out[0] = [TextureUnit::num_samples(view); WARP_LANES],
+            TexOp::Load {
+                coords,
+                coord_count,
+                array_index,
+                level,
+                sample,
+            } => {
+                for q in 0..WARP_LANES / 4 {
+                    let lanes = quad_lanes(mask, q);
+                    if lanes == 0 {
+                        continue;
+                    }
+                    let at = |i: usize| 4 * q + i;
+                    let c: [[i32; 3]; 4] = std::array::from_fn(|i| {
+                        vec3(regs, coords, coord_count, at(i)).map(|v| v as i32)
+                    });
+                    let a = std::array::from_fn(|i| lane(regs, array_index, at(i), 0) as i32);
+                    // Inactive lanes ask for level -1, which reads nothing.
+                    let lv = std::array::from_fn(|i| {
+                        if lanes >> i & 1 == 0 {
+                            -1
+                        } else {
+                            lane(regs, level, at(i), 0) as i32
+                        }
+                    });
+                    let s = std::array::from_fn(|i| lane(regs, sample, at(i), 0) as i32);
+                    if let Ok(r) = unit.load(b.texture, view, c, a, lv, s) {
+                        scatter(&mut out, q, r);
+                    }
+                }
+            }
+            TexOp::Sample {
+                sampler,
+                coords,
+                coord_count,
+                array_index,
+                offset,
+                lod,
+                depth_ref,
+                gather,
+                clamp_to_edge,
+            } => {
+                let Some(&smp) = res.samplers.get(sampler as usize) else {
+                    write(regs, t.dst, &out);
+                    return;
+                };
+                let first = mask.trailing_zeros() as usize;
+                let offset = match offset {
+                    Some(o) if first < WARP_LANES => {
+                        vec3(regs, o, coord_count, first).map(|v| v as i32)
+                    }
+                    _ => [0; 3],
+                };
+                // textureSampleBaseClampToEdge keeps coordinates half a texel inside level 0.
+                let [w, h, _] = view.level_size(0);
+                let clamp = |v: f32, size: u32| {
+                    let half = 0.5 / size.max(1) as f32;
+                    v.clamp(half, 1.0 - half)
+                };
+                for q in 0..WARP_LANES / 4 {
+                    let lanes = quad_lanes(mask, q);
+                    if lanes == 0 {
+                        continue;
+                    }
+                    let at = |i: usize| 4 * q + i;
+                    let fl = |r: Reg, i: usize| f32::from_bits(regs[r.0 as usize][at(i)]);
+                    let coords_of = |first: Reg, i: usize| {
+                        let mut c = vec3(regs, first, coord_count, at(i)).map(f32::from_bits);
+                        if clamp_to_edge {
+                            c[0] = clamp(c[0], w);
+                            c[1] = clamp(c[1], h);
+                        }
+                        c
+                    };
+                    let mut quad = Quad::new(std::array::from_fn(|i| coords_of(coords, i)))
+                        .with_offset(offset)
+                        .with_lanes(lanes);
+                    if let Some(a) = array_index {
+                        quad = quad.with_array_index(std::array::from_fn(|i| {
+                            regs[a.0 as usize][at(i)] as i32
+                        }));
+                    }
+                    let dref = depth_ref.map(|d| std::array::from_fn(|i| fl(d, i)));
+                    let result = if let Some(component) = gather {
+                        match dref {
+                            Some(dref) => unit
+                                .gather_compare(b.texture, view, smp, &quad, dref)
+                                .map(bits),
+                            None => unit.gather(b.texture, view, smp, &quad, component),
+                        }
+                    } else {
+                        let lod = match lod {
+                            SampleLod::Implicit => Lod::Implicit,
+                            SampleLod::Bias(r) => Lod::Bias(std::array::from_fn(|i| fl(r, i))),
+                            SampleLod::Level(r) => Lod::Level(std::array::from_fn(|i| fl(r, i))),
+                            SampleLod::Zero => Lod::Level([0.0; 4]),
+                            SampleLod::Grad { ddx, ddy } => {
+                                let g = |r: Reg, i: usize| {
+                                    vec3(regs, r, coord_count, at(i)).map(f32::from_bits)
+                                };
+                                Lod::Grad {
+                                    ddx: std::array::from_fn(|i| g(ddx, i)),
+                                    ddy: std::array::from_fn(|i| g(ddy, i)),
+                                }
+                            }
+                        };
+                        unit.sample_with(b.texture, view, smp, &quad, lod, dref)
+                            .map(bits)
+                    };
+                    if let Ok(r) = result {
+                        scatter(&mut out, q, r);
+                    }
+                }
+            }
+        }
+    }
+    write(regs, t.dst, &out);
+}
+
+fn bits(v: [[f32; 4]; 4]) -> [[u32; 4]; 4] {
+    v.map(|lane| lane.map(f32::to_bits))
+}
+
+/// Puts quad `q`'s four per-lane results into `out` (component-major).
+#[inline]
+fn scatter(out: &mut [[u32; WARP_LANES]; 4], q: usize, r: [[u32; 4]; 4]) {
+    for (i, lane) in r.iter().enumerate() {
+        for c in 0..4 {
+            out[c][4 * q + i] = lane[c];
+        }
+    }
+}
+
+#[inline]
+fn write(regs: &mut Regs, dst: Reg, out: &[[u32; WARP_LANES]; 4]) {
+    for (c, v) in out.iter().enumerate() {
+        regs[dst.0 as usize + c] = *v;
+    }
+}

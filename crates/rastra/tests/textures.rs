@@ -1,0 +1,450 @@
+//! Textures through the API: mip chains and arrays written with a row pitch, views,
+//! samplers, sampling from fragment and compute shaders (implicit LOD from quads, explicit
+//! level, loads, queries), render-to-texture then sample, copies, texel-cache counters, and
+//! the validation rules of texture bindings.
+
+mod common;
+
+use common::*;
+use rastra::*;
+
+fn texture(device: &Device, size: [u32; 3], mips: u32, format: TextureFormat) -> Texture {
+    device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: size[0],
+                height: size[1],
+                depth_or_array_layers: size[2],
+            },
+            mip_level_count: mips,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format,
+            usage: TextureUsages::TEXTURE_BINDING
+                | TextureUsages::COPY_DST
+                | TextureUsages::COPY_SRC,
+        })
+        .unwrap()
+}
+
+/// Fills every mip of `t` (one layer) with one RGBA8 colour per level, written with a
+/// padded row pitch.
+fn fill_levels(queue: &Queue, t: &Texture, colors: &[[u8; 4]]) {
+    for (level, c) in colors.iter().enumerate() {
+        let [w, h, _] = t.mip_size(level as u32);
+        let pitch = w * 4 + 12;
+        let mut data = vec![0xEEu8; (pitch * h) as usize];
+        for y in 0..h {
+            for x in 0..w {
+                let at = (y * pitch + x * 4) as usize;
+                data[at..at + 4].copy_from_slice(c);
+            }
+        }
+        queue
+            .write_texture_region(
+                &TexelCopyTextureInfo {
+                    texture: t,
+                    mip_level: level as u32,
+                    origin: [0; 3],
+                    aspect: TextureAspect::All,
+                },
+                &data,
+                TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(pitch),
+                    rows_per_image: None,
+                },
+                Extent3d {
+                    width: w,
+                    height: h,
+                    depth_or_array_layers: 1,
+                },
+            )
+            .unwrap();
+    }
+}
+
+fn group(device: &Device, entries: &[BindingResource<'_>]) -> Result<BindGroup, Error> {
+    let entries: Vec<BindGroupEntry<'_>> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, r)| BindGroupEntry {
+            binding: i as u32,
+            resource: r.clone(),
+        })
+        .collect();
+    device.create_bind_group(&BindGroupDescriptor {
+        label: None,
+        entries: &entries,
+    })
+}
+
+/// Draws a full-screen triangle with `fs` into a `w`×`h` RGBA8 target; returns its texels.
+fn draw_fullscreen(
+    device: &Device,
+    queue: &Queue,
+    fs: &str,
+    bind: &BindGroup,
+    w: u32,
+    h: u32,
+) -> Result<Vec<u8>, Error> {
+    let src = format!(
+        "@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {{
+            let p = vec2(f32(i & 1u) * 4.0 - 1.0, f32(i >> 1u) * 4.0 - 1.0);
+            return vec4(p, 0.0, 1.0);
+        }}
+        {fs}"
+    );
+    let m = module(device, &src)?;
+    let p = pipeline(device, &m, &[], TextureFormat::Rgba8Unorm)?;
+    let t = target(device, w, h, TextureFormat::Rgba8Unorm, 1);
+    let view = t.create_view();
+    let mut encoder = device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            label: None,
+            color_attachments: &clear_pass(&view),
+            depth_stencil_attachment: None,
+        });
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, bind);
+        pass.draw(0..3, 0..1);
+    }
+    queue.submit([encoder.finish()?])?;
+    queue.read_texture(&t)
+}
+
+const LEVELS: [[u8; 4]; 4] = [
+    [255, 0, 0, 255],
+    [0, 255, 0, 255],
+    [0, 0, 255, 255],
+    [255, 255, 0, 255],
+];
+
+#[test]
+fn implicit_lod_follows_the_quad_footprint() {
+    let (device, queue) = device();
+    let t = texture(&device, [8, 8, 1], 4, TextureFormat::Rgba8Unorm);
+    fill_levels(&queue, &t, &LEVELS);
+    let view = t.create_view();
+    let sampler = device
+        .create_sampler(&SamplerDescriptor {
+            min_filter: FilterMode::Nearest,
+            mipmap_filter: FilterMode::Nearest,
+            ..Default::default()
+        })
+        .unwrap();
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&view),
+            BindingResource::Sampler(&sampler),
+        ],
+    )
+    .unwrap();
+    let fs = "@group(0) @binding(0) var t: texture_2d<f32>;
+        @group(0) @binding(1) var s: sampler;
+        @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            return textureSample(t, s, p.xy / vec2(SIZE));
+        }";
+    // A w×w target maps the 8×8 texture at 8/w texels per pixel: LOD log2(8/w).
+    for (w, level) in [(8u32, 0usize), (4, 1), (2, 2), (1, 3)] {
+        let fs = fs.replace("SIZE", &format!("{w}.0"));
+        let texels = draw_fullscreen(&device, &queue, &fs, &bind, w, w).unwrap();
+        for px in texels.chunks(4) {
+            assert_eq!(px, LEVELS[level], "{w}×{w} target samples level {level}");
+        }
+        let total = queue.take_stats().total();
+        assert_eq!(total.instructions_texture, total.pixel_warps);
+        assert!(total.texel_requests > 0 && total.texel_l1_misses > 0);
+        assert!(total.texture_bytes_from_memory > 0);
+    }
+}
+
+#[test]
+fn compute_loads_levels_and_queries() {
+    let (device, queue) = device();
+    let t = texture(&device, [8, 4, 3], 3, TextureFormat::Rgba8Unorm);
+    for layer in 0..3u32 {
+        for level in 0..3u32 {
+            let [w, h, _] = t.mip_size(level);
+            let v = (layer * 16 + level) as u8;
+            let data: Vec<u8> = (0..w * h).flat_map(|i| [v, i as u8, 0, 255]).collect();
+            queue
+                .write_texture_region(
+                    &TexelCopyTextureInfo {
+                        texture: &t,
+                        mip_level: level,
+                        origin: [0, 0, layer],
+                        aspect: TextureAspect::All,
+                    },
+                    &data,
+                    TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(w * 4),
+                        rows_per_image: Some(h),
+                    },
+                    Extent3d {
+                        width: w,
+                        height: h,
+                        depth_or_array_layers: 1,
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let view = t.create_view();
+    assert_eq!(view.dimension(), TextureViewDimension::D2Array);
+    let out = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 64,
+            usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC,
+        })
+        .unwrap();
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&view),
+            BindingResource::Buffer(BufferBinding {
+                buffer: &out,
+                offset: 0,
+                size: None,
+            }),
+        ],
+    )
+    .unwrap();
+    let m = module(
+        &device,
+        "@group(0) @binding(0) var t: texture_2d_array<f32>;
+        @group(0) @binding(1) var<storage, read_write> out: array<u32, 16>;
+        @compute @workgroup_size(1) fn main() {
+            let d = textureDimensions(t, 1);
+            out[0] = d.x; out[1] = d.y;
+            out[2] = textureNumLevels(t); out[3] = textureNumLayers(t);
+            out[4] = u32(round(textureLoad(t, vec2(3, 1), 2, 1).x * 255.0));
+            out[5] = u32(round(textureLoad(t, vec2(3, 1), 2, 1).y * 255.0));
+            out[6] = u32(round(textureLoad(t, vec2(1, 0), 1, 2).x * 255.0));
+            // Out of bounds: zeros (robust access).
+            out[7] = u32(textureLoad(t, vec2(8, 0), 0, 0).w);
+            out[8] = u32(textureLoad(t, vec2(0, 0), 0, 5).w);
+            out[9] = u32(textureLoad(t, vec2(0, 0), 7, 0).w);
+        }",
+    )
+    .unwrap();
+    let p = device
+        .create_compute_pipeline(&ComputePipelineDescriptor {
+            label: None,
+            module: &m,
+            entry_point: None,
+            constants: &[],
+        })
+        .unwrap();
+    let readback = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 64,
+            usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        })
+        .unwrap();
+    let mut encoder = device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_compute_pass(None);
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, &bind);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, 64);
+    queue.submit([encoder.finish().unwrap()]).unwrap();
+    let words: Vec<u32> = readback
+        .read()
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        &words[..10],
+        &[4, 2, 3, 3, 2 * 16 + 1, 7, 1 * 16 + 2, 0, 0, 0]
+    );
+}
+
+#[test]
+fn render_to_texture_then_sample_and_copy() {
+    let (device, queue) = device();
+    let rt = device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: 16,
+                height: 16,
+                depth_or_array_layers: 2,
+            },
+            mip_level_count: 2,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format: TextureFormat::Rgba8Unorm,
+            usage: TextureUsages::RENDER_ATTACHMENT
+                | TextureUsages::TEXTURE_BINDING
+                | TextureUsages::COPY_SRC,
+        })
+        .unwrap();
+    // Clear mip 1 of layer 1 through a single-subresource view.
+    let level1 = rt
+        .create_view_with(&TextureViewDescriptor {
+            dimension: Some(TextureViewDimension::D2),
+            base_mip_level: 1,
+            mip_level_count: Some(1),
+            base_array_layer: 1,
+            array_layer_count: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut encoder = device.create_command_encoder();
+    encoder.begin_render_pass(&RenderPassDescriptor {
+        label: None,
+        color_attachments: &[Some(RenderPassColorAttachment {
+            view: &level1,
+            resolve_target: None,
+            ops: Operations {
+                load: LoadOp::Clear(Color {
+                    r: 0.0,
+                    g: 0.5,
+                    b: 1.0,
+                    a: 1.0,
+                }),
+                store: StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+    });
+    // Copy that subresource into a buffer with a 256-byte pitch.
+    let buffer = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 256 * 8,
+            usage: BufferUsages::COPY_DST | BufferUsages::MAP_READ,
+        })
+        .unwrap();
+    encoder.copy_texture_to_buffer_region(
+        &TexelCopyTextureInfo {
+            texture: &rt,
+            mip_level: 1,
+            origin: [0, 0, 1],
+            aspect: TextureAspect::All,
+        },
+        &buffer,
+        TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(256),
+            rows_per_image: None,
+        },
+        Extent3d {
+            width: 8,
+            height: 8,
+            depth_or_array_layers: 1,
+        },
+    );
+    queue.submit([encoder.finish().unwrap()]).unwrap();
+    let bytes = buffer.read().unwrap();
+    for y in 0..8 {
+        for x in 0..8 {
+            let at = y * 256 + x * 4;
+            assert_eq!(&bytes[at..at + 4], &[0, 128, 255, 255], "({x}, {y})");
+        }
+    }
+    // Sample the rendered level from a shader; the other layer is still zero.
+    let sampler = device
+        .create_sampler(&SamplerDescriptor::default())
+        .unwrap();
+    let view = rt.create_view();
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&view),
+            BindingResource::Sampler(&sampler),
+        ],
+    )
+    .unwrap();
+    let texels = draw_fullscreen(
+        &device,
+        &queue,
+        "@group(0) @binding(0) var t: texture_2d_array<f32>;
+        @group(0) @binding(1) var s: sampler;
+        @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            return textureSampleLevel(t, s, p.xy / 4.0, i32(p.x) & 1, 1.0);
+        }",
+        &bind,
+        4,
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        texels,
+        [0, 0, 0, 0, 0, 128, 255, 255, 0, 0, 0, 0, 0, 128, 255, 255]
+    );
+}
+
+#[test]
+fn texture_bindings_are_validated() {
+    let (device, queue) = device();
+    let t = texture(&device, [4, 4, 1], 1, TextureFormat::Rgba8Uint);
+    let view = t.create_view();
+    let filtering = device
+        .create_sampler(&SamplerDescriptor::default())
+        .unwrap();
+    let comparison = device
+        .create_sampler(&SamplerDescriptor {
+            compare: Some(CompareFunction::Less),
+            ..Default::default()
+        })
+        .unwrap();
+    let fs = "@group(0) @binding(0) var t: texture_2d<f32>;
+        @group(0) @binding(1) var s: sampler;
+        @fragment fn fs() -> @location(0) vec4<f32> { return textureSample(t, s, vec2(0.5)); }";
+    // A uint texture where the shader declares float texels.
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&view),
+            BindingResource::Sampler(&filtering),
+        ],
+    )
+    .unwrap();
+    let err = draw_fullscreen(&device, &queue, fs, &bind, 2, 2).unwrap_err();
+    assert!(
+        matches!(&err, Error::Validation(m) if m.contains("Uint")),
+        "{err}"
+    );
+    // A comparison sampler where the shader declares a filtering one.
+    let f = texture(&device, [4, 4, 1], 1, TextureFormat::Rgba8Unorm);
+    let fview = f.create_view();
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&fview),
+            BindingResource::Sampler(&comparison),
+        ],
+    )
+    .unwrap();
+    let err = draw_fullscreen(&device, &queue, fs, &bind, 2, 2).unwrap_err();
+    assert!(
+        matches!(&err, Error::Validation(m) if m.contains("comparison")),
+        "{err}"
+    );
+    // A cube view needs six layers.
+    let err = f
+        .create_view_with(&TextureViewDescriptor {
+            dimension: Some(TextureViewDimension::Cube),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Validation(_)), "{err}");
+    // A texture without TEXTURE_BINDING usage cannot be bound.
+    let rt = target(&device, 4, 4, TextureFormat::Rgba8Unorm, 1);
+    let rview = rt.create_view();
+    assert!(matches!(
+        group(&device, &[BindingResource::TextureView(&rview)]),
+        Err(Error::Validation(_))
+    ));
+}
