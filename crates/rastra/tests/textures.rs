@@ -265,7 +265,7 @@ fn compute_loads_levels_and_queries() {
         .collect();
     assert_eq!(
         &words[..10],
-        &[4, 2, 3, 3, 2 * 16 + 1, 7, 1 * 16 + 2, 0, 0, 0]
+        &[4, 2, 3, 3, 2 * 16 + 1, 7, 16 + 2, 0, 0, 0]
     );
 }
 
