@@ -360,3 +360,87 @@ mod tests {
         assert_eq!(u, wgpu::BufferUsages::VERTEX);
     }
 }
+
+pub fn texture_dimension(d: rastra::TextureDimension) -> wgpu::TextureDimension {
+    match d {
+        rastra::TextureDimension::D1 => wgpu::TextureDimension::D1,
+        rastra::TextureDimension::D2 => wgpu::TextureDimension::D2,
+        rastra::TextureDimension::D3 => wgpu::TextureDimension::D3,
+    }
+}
+
+pub fn view_dimension(d: rastra::TextureViewDimension) -> wgpu::TextureViewDimension {
+    use rastra::TextureViewDimension as V;
+    match d {
+        V::D1 => wgpu::TextureViewDimension::D1,
+        V::D2 => wgpu::TextureViewDimension::D2,
+        V::D2Array => wgpu::TextureViewDimension::D2Array,
+        V::Cube => wgpu::TextureViewDimension::Cube,
+        V::CubeArray => wgpu::TextureViewDimension::CubeArray,
+        V::D3 => wgpu::TextureViewDimension::D3,
+    }
+}
+
+pub fn texture_aspect(a: rastra::TextureAspect) -> wgpu::TextureAspect {
+    match a {
+        rastra::TextureAspect::All => wgpu::TextureAspect::All,
+        rastra::TextureAspect::DepthOnly => wgpu::TextureAspect::DepthOnly,
+        rastra::TextureAspect::StencilOnly => wgpu::TextureAspect::StencilOnly,
+    }
+}
+
+pub fn texture_view(v: &rastra::TextureViewDescriptor) -> wgpu::TextureViewDescriptor<'static> {
+    wgpu::TextureViewDescriptor {
+        label: None,
+        format: v.format.map(texture_format),
+        dimension: v.dimension.map(view_dimension),
+        usage: None,
+        aspect: texture_aspect(v.aspect),
+        base_mip_level: v.base_mip_level,
+        mip_level_count: v.mip_level_count,
+        base_array_layer: v.base_array_layer,
+        array_layer_count: v.array_layer_count,
+    }
+}
+
+pub fn address_mode(m: rastra::AddressMode) -> wgpu::AddressMode {
+    match m {
+        rastra::AddressMode::Repeat => wgpu::AddressMode::Repeat,
+        rastra::AddressMode::MirrorRepeat => wgpu::AddressMode::MirrorRepeat,
+        rastra::AddressMode::ClampToEdge => wgpu::AddressMode::ClampToEdge,
+        rastra::AddressMode::ClampToBorder => wgpu::AddressMode::ClampToBorder,
+    }
+}
+
+pub fn filter_mode(f: rastra::FilterMode) -> wgpu::FilterMode {
+    match f {
+        rastra::FilterMode::Nearest => wgpu::FilterMode::Nearest,
+        rastra::FilterMode::Linear => wgpu::FilterMode::Linear,
+    }
+}
+
+pub fn sampler(s: &rastra::SamplerDescriptor) -> wgpu::SamplerDescriptor<'static> {
+    wgpu::SamplerDescriptor {
+        label: None,
+        address_mode_u: address_mode(s.address_mode_u),
+        address_mode_v: address_mode(s.address_mode_v),
+        address_mode_w: address_mode(s.address_mode_w),
+        mag_filter: filter_mode(s.mag_filter),
+        min_filter: filter_mode(s.min_filter),
+        mipmap_filter: match s.mipmap_filter {
+            rastra::FilterMode::Nearest => wgpu::MipmapFilterMode::Nearest,
+            rastra::FilterMode::Linear => wgpu::MipmapFilterMode::Linear,
+        },
+        lod_min_clamp: s.lod_min_clamp,
+        lod_max_clamp: s.lod_max_clamp,
+        compare: s.compare.map(compare_function),
+        anisotropy_clamp: s.max_anisotropy,
+        border_color: match s.border_color {
+            rastra::BorderColor::TransparentBlack => {
+                Some(wgpu::SamplerBorderColor::TransparentBlack)
+            }
+            rastra::BorderColor::OpaqueBlack => Some(wgpu::SamplerBorderColor::OpaqueBlack),
+            rastra::BorderColor::OpaqueWhite => Some(wgpu::SamplerBorderColor::OpaqueWhite),
+        },
+    }
+}

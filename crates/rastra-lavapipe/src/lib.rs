@@ -105,7 +105,15 @@ impl Lavapipe {
             })?;
         let info = adapter.get_info();
         // Unclipped depth (PrimitiveState::unclipped_depth) needs depth-clip control.
-        let features = adapter.features() & wgpu::Features::DEPTH_CLIP_CONTROL;
+        let features = adapter.features()
+            & (wgpu::Features::DEPTH_CLIP_CONTROL
+                | wgpu::Features::ADDRESS_MODE_CLAMP_TO_BORDER
+                | wgpu::Features::ADDRESS_MODE_CLAMP_TO_ZERO
+                | wgpu::Features::TEXTURE_COMPRESSION_BC
+                | wgpu::Features::TEXTURE_COMPRESSION_ETC2
+                | wgpu::Features::TEXTURE_COMPRESSION_ASTC
+                | wgpu::Features::FLOAT32_FILTERABLE
+                | wgpu::Features::TEXTURE_FORMAT_16BIT_NORM);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rastra-lavapipe"),
             required_features: features,

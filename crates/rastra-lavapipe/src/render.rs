@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use rastra::IndexFormat;
-use rastra_scene::{DrawKind, Frame};
+use rastra_scene::{DrawKind, Frame, Resource, TextureData};
 use wgpu::util::DeviceExt;
 
 use crate::LavapipeRendered;
@@ -27,7 +27,7 @@ pub fn render(
     runs: usize,
 ) -> Result<LavapipeRendered, String> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let resources = Resources::new(device, frame);
+    let resources = Resources::new(device, queue, frame);
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(format!("creating resources: {e}"));
     }
@@ -64,6 +64,57 @@ struct Resources {
     depth_view: Option<wgpu::TextureView>,
 }
 
+/// Creates a frame texture, uploads every level, and makes its view.
+fn create_texture(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    t: &TextureData,
+) -> wgpu::TextureView {
+    let format = convert::texture_format(t.format);
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(&t.label),
+        size: wgpu::Extent3d {
+            width: t.size[0],
+            height: t.size[1],
+            depth_or_array_layers: t.size[2],
+        },
+        mip_level_count: t.levels.len().max(1) as u32,
+        sample_count: 1,
+        dimension: convert::texture_dimension(t.dimension),
+        format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &t
+            .view
+            .format
+            .map(convert::texture_format)
+            .into_iter()
+            .collect::<Vec<_>>(),
+    });
+    let (bw, bh) = t.format.block_dims();
+    for (level, data) in t.levels.iter().enumerate() {
+        let size = texture
+            .size()
+            .mip_level_size(level as u32, texture.dimension())
+            .physical_size(format);
+        queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &texture,
+                mip_level: level as u32,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            data,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(size.width / bw * t.format.block_size() as u32),
+                rows_per_image: Some(size.height / bh),
+            },
+            size,
+        );
+    }
+    texture.create_view(&convert::texture_view(&t.view))
+}
+
 /// The wgpu pipeline key of a draw.
 fn pipeline_key(frame: &Frame, draw: &rastra_scene::DrawRecipe) -> PipelineKey {
     let strip = convert::is_strip(frame.pipelines[draw.pipeline].primitive.topology);
@@ -75,7 +126,7 @@ fn pipeline_key(frame: &Frame, draw: &rastra_scene::DrawRecipe) -> PipelineKey {
 }
 
 impl Resources {
-    fn new(device: &wgpu::Device, frame: &Frame) -> Resources {
+    fn new(device: &wgpu::Device, queue: &wgpu::Queue, frame: &Frame) -> Resources {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&frame.name),
             source: wgpu::ShaderSource::Wgsl(frame.shader.as_str().into()),
@@ -91,6 +142,17 @@ impl Resources {
                 })
             })
             .collect::<Vec<_>>();
+
+        let textures: Vec<wgpu::TextureView> = frame
+            .textures
+            .iter()
+            .map(|t| create_texture(device, queue, t))
+            .collect();
+        let samplers: Vec<wgpu::Sampler> = frame
+            .samplers
+            .iter()
+            .map(|s| device.create_sampler(&convert::sampler(s)))
+            .collect();
 
         let mut pipelines = HashMap::new();
         for draw in &frame.draws {
@@ -111,9 +173,15 @@ impl Resources {
                 let entries: Vec<wgpu::BindGroupEntry<'_>> = d
                     .bindings
                     .iter()
-                    .map(|&(binding, b)| wgpu::BindGroupEntry {
+                    .map(|&(binding, r)| wgpu::BindGroupEntry {
                         binding,
-                        resource: buffers[b].as_entire_binding(),
+                        resource: match r {
+                            Resource::Buffer(b) => buffers[b].as_entire_binding(),
+                            Resource::Texture(t) => {
+                                wgpu::BindingResource::TextureView(&textures[t])
+                            }
+                            Resource::Sampler(s) => wgpu::BindingResource::Sampler(&samplers[s]),
+                        },
                     })
                     .collect();
                 Some(device.create_bind_group(&wgpu::BindGroupDescriptor {

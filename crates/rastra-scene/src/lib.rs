@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use rastra::{
     BlendState, BufferUsages, Color, ColorWrites, DepthStencilState, Device, DeviceDescriptor,
-    Error, FrameStats, IndexFormat, PrimitiveState, TextureFormat, VertexBufferLayout,
+    Error, FrameStats, IndexFormat, PrimitiveState, SamplerDescriptor, TextureDimension,
+    TextureFormat, TextureViewDescriptor, VertexBufferLayout,
 };
 
 pub mod builtin;
@@ -25,6 +26,29 @@ pub struct BufferData {
     pub label: String,
     pub data: Vec<u8>,
     pub usage: BufferUsages,
+}
+
+/// A texture's initial contents and the view draws bind.
+#[derive(Clone, Debug)]
+pub struct TextureData {
+    pub label: String,
+    pub format: TextureFormat,
+    pub dimension: TextureDimension,
+    /// Width, height, depth or layers of mip level 0.
+    pub size: [u32; 3],
+    /// Every mip level's texels (or blocks) as tightly packed rows, all layers or slices.
+    pub levels: Vec<Vec<u8>>,
+    /// The view draws bind.
+    pub view: TextureViewDescriptor,
+}
+
+/// What a binding of a draw holds: an index into the frame's buffers, textures or
+/// samplers (buffers are bound whole).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    Buffer(usize),
+    Texture(usize),
+    Sampler(usize),
 }
 
 /// A render pipeline of the frame (all pipelines share the frame's shader module and
@@ -57,8 +81,8 @@ pub struct DrawRecipe {
     pub pipeline: usize,
     pub vertex_buffers: Vec<usize>,
     pub index_buffer: Option<(usize, IndexFormat)>,
-    /// `@group(0) @binding(b)` → buffer index (whole buffer bound).
-    pub bindings: Vec<(u32, usize)>,
+    /// `@group(0) @binding(b)` → what is bound there.
+    pub bindings: Vec<(u32, Resource)>,
     pub kind: DrawKind,
     pub instances: Range<u32>,
 }
@@ -79,6 +103,8 @@ pub struct Frame {
     pub blend_constant: Color,
     pub shader: String,
     pub buffers: Vec<BufferData>,
+    pub textures: Vec<TextureData>,
+    pub samplers: Vec<SamplerDescriptor>,
     pub pipelines: Vec<PipelineRecipe>,
     pub draws: Vec<DrawRecipe>,
 }
@@ -123,6 +149,16 @@ impl Frame {
             .iter()
             .map(|b| device.create_buffer_init(Some(&b.label), &b.data, b.usage))
             .collect::<Result<Vec<_>, _>>()?;
+        let textures = self
+            .textures
+            .iter()
+            .map(|t| upload_texture(&device, &queue, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let samplers = self
+            .samplers
+            .iter()
+            .map(|s| device.create_sampler(s))
+            .collect::<Result<Vec<_>, _>>()?;
         let pipelines = self
             .pipelines
             .iter()
@@ -161,13 +197,21 @@ impl Frame {
                 let entries: Vec<rastra::BindGroupEntry<'_>> = d
                     .bindings
                     .iter()
-                    .map(|&(binding, b)| rastra::BindGroupEntry {
+                    .map(|&(binding, r)| rastra::BindGroupEntry {
                         binding,
-                        resource: rastra::BindingResource::Buffer(rastra::BufferBinding {
-                            buffer: &buffers[b],
-                            offset: 0,
-                            size: None,
-                        }),
+                        resource: match r {
+                            Resource::Buffer(b) => {
+                                rastra::BindingResource::Buffer(rastra::BufferBinding {
+                                    buffer: &buffers[b],
+                                    offset: 0,
+                                    size: None,
+                                })
+                            }
+                            Resource::Texture(t) => {
+                                rastra::BindingResource::TextureView(&textures[t])
+                            }
+                            Resource::Sampler(s) => rastra::BindingResource::Sampler(&samplers[s]),
+                        },
                     })
                     .collect();
                 if entries.is_empty() {
@@ -289,6 +333,49 @@ impl Frame {
             })
             .sum()
     }
+}
+
+/// Creates a frame texture on rastra, uploads every level, and makes its view.
+fn upload_texture(
+    device: &Device,
+    queue: &rastra::Queue,
+    t: &TextureData,
+) -> Result<rastra::TextureView, Error> {
+    let texture = device.create_texture(&rastra::TextureDescriptor {
+        label: Some(&t.label),
+        size: rastra::Extent3d {
+            width: t.size[0],
+            height: t.size[1],
+            depth_or_array_layers: t.size[2],
+        },
+        mip_level_count: t.levels.len().max(1) as u32,
+        sample_count: 1,
+        dimension: t.dimension,
+        format: t.format,
+        usage: rastra::TextureUsages::TEXTURE_BINDING | rastra::TextureUsages::COPY_DST,
+    })?;
+    for (level, data) in t.levels.iter().enumerate() {
+        let [w, h, d] = texture.mip_size(level as u32);
+        let (bw, bh) = t.format.block_dims();
+        // A level's physical size is whole blocks.
+        let (pw, ph) = (w.div_ceil(bw) * bw, h.div_ceil(bh) * bh);
+        queue.write_texture_region(
+            &rastra::TexelCopyTextureInfo {
+                texture: &texture,
+                mip_level: level as u32,
+                origin: [0; 3],
+                aspect: rastra::TextureAspect::All,
+            },
+            data,
+            rastra::TexelCopyBufferLayout::packed(t.format, [pw, ph, d]),
+            rastra::Extent3d {
+                width: pw,
+                height: ph,
+                depth_or_array_layers: d,
+            },
+        )?;
+    }
+    texture.create_view_with(&t.view)
 }
 
 /// Packs `f32`s as little-endian bytes.

@@ -242,7 +242,7 @@ pub fn frame(
             },
             vertex_buffers: vec![vb],
             index_buffer: Some((ib, IndexFormat::Uint32)),
-            bindings: vec![(0, 0)],
+            bindings: vec![(0, crate::Resource::Buffer(0))],
             kind: DrawKind::Indexed {
                 indices: 0..mesh.indices.len() as u32,
                 base_vertex: 0,
@@ -267,6 +267,8 @@ pub fn frame(
         blend_constant: Color::TRANSPARENT,
         shader: SHADER.into(),
         buffers,
+        textures: Vec::new(),
+        samplers: Vec::new(),
         pipelines,
         draws,
     }

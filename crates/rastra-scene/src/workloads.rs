@@ -104,6 +104,8 @@ fn flat_frame(
             data: f32_bytes(&vertices),
             usage: BufferUsages::VERTEX,
         }],
+        textures: Vec::new(),
+        samplers: Vec::new(),
         pipelines: vec![pipeline],
         draws: vec![DrawRecipe {
             pipeline: 0,

@@ -263,10 +263,7 @@ fn compute_loads_levels_and_queries() {
         .chunks(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    assert_eq!(
-        &words[..10],
-        &[4, 2, 3, 3, 2 * 16 + 1, 7, 16 + 2, 0, 0, 0]
-    );
+    assert_eq!(&words[..10], &[4, 2, 3, 3, 2 * 16 + 1, 7, 16 + 2, 0, 0, 0]);
 }
 
 #[test]

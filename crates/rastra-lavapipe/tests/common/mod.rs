@@ -172,6 +172,8 @@ pub fn frame(name: &str, size: u32, vertices: &[Vertex], pipeline: PipelineRecip
             data: vertex_bytes(vertices),
             usage: BufferUsages::VERTEX,
         }],
+        textures: Vec::new(),
+        samplers: Vec::new(),
         pipelines: vec![pipeline],
         draws: vec![draw(0, 0..vertices.len() as u32)],
     }
