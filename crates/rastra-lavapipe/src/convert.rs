@@ -340,27 +340,6 @@ pub fn color(c: Color) -> wgpu::Color {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn write_masks_keep_their_channels() {
-        assert_eq!(color_writes(ColorWrites::ALL), wgpu::ColorWrites::ALL);
-        assert_eq!(color_writes(ColorWrites::NONE), wgpu::ColorWrites::empty());
-        assert_eq!(
-            color_writes(ColorWrites::RED | ColorWrites::ALPHA),
-            wgpu::ColorWrites::RED | wgpu::ColorWrites::ALPHA
-        );
-    }
-
-    #[test]
-    fn usages_drop_mapping() {
-        let u = buffer_usages(BufferUsages::VERTEX | BufferUsages::MAP_READ);
-        assert_eq!(u, wgpu::BufferUsages::VERTEX);
-    }
-}
-
 pub fn texture_dimension(d: rastra::TextureDimension) -> wgpu::TextureDimension {
     match d {
         rastra::TextureDimension::D1 => wgpu::TextureDimension::D1,
@@ -442,5 +421,26 @@ pub fn sampler(s: &rastra::SamplerDescriptor) -> wgpu::SamplerDescriptor<'static
             rastra::BorderColor::OpaqueBlack => Some(wgpu::SamplerBorderColor::OpaqueBlack),
             rastra::BorderColor::OpaqueWhite => Some(wgpu::SamplerBorderColor::OpaqueWhite),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_masks_keep_their_channels() {
+        assert_eq!(color_writes(ColorWrites::ALL), wgpu::ColorWrites::ALL);
+        assert_eq!(color_writes(ColorWrites::NONE), wgpu::ColorWrites::empty());
+        assert_eq!(
+            color_writes(ColorWrites::RED | ColorWrites::ALPHA),
+            wgpu::ColorWrites::RED | wgpu::ColorWrites::ALPHA
+        );
+    }
+
+    #[test]
+    fn usages_drop_mapping() {
+        let u = buffer_usages(BufferUsages::VERTEX | BufferUsages::MAP_READ);
+        assert_eq!(u, wgpu::BufferUsages::VERTEX);
     }
 }
