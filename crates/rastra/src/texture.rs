@@ -213,10 +213,18 @@ impl Texture {
         (level * self.0.desc.array_layers() + layer) as usize
     }
 
-    /// Forgets the Hi-Z bounds of every subresource (after a copy or upload wrote depth).
+    /// Forgets the Hi-Z bounds of every subresource (after a copy or upload wrote depth):
+    /// bounds not created yet are created disabled, since the memory is no longer the
+    /// zeros a fresh texture starts with.
     pub(crate) fn invalidate_hiz(&self) {
-        for h in self.hiz_lock().iter_mut().flatten() {
-            h.invalidate();
+        if !self.format().is_depth() {
+            return;
+        }
+        let layers = self.0.desc.array_layers().max(1);
+        for (i, h) in self.hiz_lock().iter_mut().enumerate() {
+            let [w, hgt, _] = self.mip_size(i as u32 / layers);
+            h.get_or_insert_with(|| HiZBuffer::new(w, hgt, 0.0))
+                .invalidate();
         }
     }
 

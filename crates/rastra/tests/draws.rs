@@ -451,3 +451,59 @@ fn hierarchical_z_rejects_blocks_behind_earlier_draws_until_the_direction_flips(
     let img = s.queue.read_texture(&color).unwrap();
     assert_eq!(pixel(&img, 16, 5, 5), [0, 255, 0, 255]);
 }
+
+#[test]
+fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
+    // A depth texture written by an upload (never cleared) and then loaded by a pass: its
+    // Hi-Z bounds must not assume the zeros a fresh texture starts with.
+    let s = Setup::new();
+    let p = s.pipeline("fs", Some(depth_less()), None, 1);
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = s
+        .device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: 16,
+                height: 16,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format: TextureFormat::Depth32Float,
+            usage: TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_DST,
+        })
+        .unwrap();
+    let stored: Vec<u8> = (0..256).flat_map(|_| 0.5f32.to_le_bytes()).collect();
+    s.queue.write_texture(&depth, &stored).unwrap();
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let near = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.25, [0.0, 1.0, 0.0, 1.0]));
+    let far = s.vertex_buffer(&quad(-1.0, -1.0, 0.0, 1.0, 0.75, [1.0, 0.0, 0.0, 1.0]));
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Load,
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &far, 0, None);
+        pass.draw(0..6, 0..1);
+        pass.set_vertex_buffer(0, &near, 0, None);
+        pass.draw(0..6, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let data = s.queue.read_texture(&color).unwrap();
+    // 0.75 fails against the stored 0.5; 0.25 passes everywhere.
+    for (x, y) in [(2, 8), (12, 8)] {
+        assert_eq!(pixel(&data, 16, x, y), [0, 255, 0, 255], "({x}, {y})");
+    }
+}
