@@ -294,7 +294,7 @@ impl CommandEncoder {
             if !dst.usage().contains(BufferUsages::COPY_DST) {
                 return validation("copy destination buffer lacks COPY_DST usage");
             }
-            check_buffer_copy(src.texture, &layout, dst)?;
+            check_buffer_copy(src.texture, &layout)?;
             src.texture.read_lock().validate_copy(
                 &src.at(),
                 size,
@@ -330,7 +330,7 @@ impl CommandEncoder {
             if !dst.texture.usage().contains(TextureUsages::COPY_DST) {
                 return validation("copy destination texture lacks COPY_DST usage");
             }
-            check_buffer_copy(dst.texture, &layout, src)?;
+            check_buffer_copy(dst.texture, &layout)?;
             dst.texture.read_lock().validate_copy(
                 &dst.at(),
                 size,
@@ -1038,11 +1038,7 @@ fn validate_texture_bindings(
 /// The WebGPU rules for a buffer side of a texture copy: offset a multiple of the texel
 /// block size, bytes per row a multiple of 256; multisampled and depth/stencil textures
 /// take no buffer copies here.
-fn check_buffer_copy(
-    texture: &Texture,
-    layout: &TexelCopyBufferLayout,
-    _buffer: &Buffer,
-) -> Result<(), Error> {
+fn check_buffer_copy(texture: &Texture, layout: &TexelCopyBufferLayout) -> Result<(), Error> {
     if texture.sample_count() != 1 {
         return validation("multisampled textures cannot be copied to or from buffers");
     }
