@@ -12,12 +12,15 @@
 //!    by `crate::mesh` (§3.7.4). Points and lines are skipped and listed.
 //! 5. The first perspective camera node (§3.10).
 //!
-//! Materials: only `pbrMetallicRoughness.baseColorFactor` (§3.9.2), multiplied into the vertex
-//! colours; both are linear. The default material (§3.9.6) is white.
+//! Materials (`material`): the base colour only (§3.9.2) — `baseColorFactor`, multiplied into
+//! the vertex colours (both linear), and `baseColorTexture` with its sampler, image and
+//! `KHR_texture_transform` (applied to the texture coordinates here). The default material
+//! (§3.9.6) is white.
 
 mod accessor;
 mod container;
 mod hierarchy;
+mod material;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -29,6 +32,7 @@ use json::mesh::{Mode, Semantic};
 use json::validation::Checked;
 
 use self::accessor::{Reader, Usage};
+use self::material::Materials;
 use crate::Scene;
 use crate::error::{Problem, invalid};
 use crate::mesh::{self, FileCamera, LocalMesh, MAX_SCENE_INDICES, MAX_SCENE_VERTICES};
@@ -57,6 +61,7 @@ pub(crate) fn load(bytes: &[u8], base_dir: &Path) -> Result<Scene, Problem> {
     };
     let roots: Vec<usize> = scene.nodes.iter().map(|n| n.value()).collect();
     let placed = hierarchy::walk(&root, &roots)?;
+    let mut materials = Materials::new(&reader, base_dir);
 
     let mut primitives: HashMap<(usize, usize), Option<LocalMesh>> = HashMap::new();
     let mut skipped = Vec::new();
@@ -84,8 +89,9 @@ pub(crate) fn load(bytes: &[u8], base_dir: &Path) -> Result<Scene, Problem> {
                 Entry::Occupied(entry) => entry.into_mut(),
                 Entry::Vacant(entry) => {
                     let place = primitive_place(json_mesh, mesh_index, primitive_index);
-                    let drawable = read_primitive(&reader, json_mesh, primitive_index)
-                        .map_err(|p| p.context(&place))?;
+                    let drawable =
+                        read_primitive(&reader, &mut materials, json_mesh, primitive_index)
+                            .map_err(|p| p.context(&place))?;
                     entry.insert(match drawable {
                         Drawable::Triangles(local) => Some(local),
                         Drawable::Skipped(why) => {
@@ -111,7 +117,7 @@ pub(crate) fn load(bytes: &[u8], base_dir: &Path) -> Result<Scene, Problem> {
             meshes.push(placed_mesh);
         }
     }
-    mesh::finish_scene(meshes, camera.map(|(_, c)| c), skipped)
+    mesh::finish_scene(meshes, camera.map(|(_, c)| c), skipped, materials.images)
 }
 
 /// JSON text → validated `json::Root`.
@@ -256,6 +262,7 @@ enum Drawable {
 /// Reads, assembles and validates one primitive (§3.7.2.1).
 fn read_primitive(
     reader: &Reader<'_>,
+    materials: &mut Materials<'_>,
     mesh: &json::Mesh,
     primitive_index: usize,
 ) -> Result<Drawable, Problem> {
@@ -310,18 +317,32 @@ fn read_primitive(
     let normals = attribute(Semantic::Normals)
         .map(|a| reader.vectors::<3>(a, Usage::Normal))
         .transpose()?;
-    let texcoords = match attribute(Semantic::TexCoords(0)) {
+    let base_color = materials.base_color(primitive.material.map(|m| m.value()))?;
+    // The set the base-colour texture is sampled with (§3.9.2 texCoord), transformed.
+    let set = base_color.texture.as_ref().map_or(0, |t| t.tex_coord);
+    let mut texcoords = match attribute(Semantic::TexCoords(set)) {
         Some(a) => reader.vectors::<2>(a, Usage::TexCoord)?,
+        None if base_color.texture.is_some() => {
+            return invalid!(
+                "the base colour texture is sampled with TEXCOORD_{set}, which the primitive \
+                 does not have"
+            );
+        }
         None => vec![[0.0; 2]; vertex_count],
     };
-    let base_color = base_color_factor(reader.root, primitive.material.map(|m| m.value()))?;
+    if let Some(transform) = base_color.texture.as_ref().and_then(|t| t.transform) {
+        texcoords
+            .iter_mut()
+            .for_each(|uv| *uv = transform.apply(*uv));
+    }
+    let factor = base_color.factor;
     let colors = match attribute(Semantic::Colors(0)) {
         Some(a) => reader.colors(a)?,
         None => vec![[1.0; 4]; vertex_count],
     };
     let colors = colors
         .into_iter()
-        .map(|c| std::array::from_fn(|i| c[i] * base_color[i]))
+        .map(|c| std::array::from_fn(|i| c[i] * factor[i]))
         .collect();
     let vertex_indices = match primitive.indices {
         Some(accessor) => reader.indices(accessor.value())?,
@@ -343,6 +364,7 @@ fn read_primitive(
         colors,
         texcoords,
         indices: triangle_list(mode, &vertex_indices),
+        base_color_texture: base_color.texture.map(|t| t.texture),
     };
     local.validate()?;
     Ok(Drawable::Triangles(local))
@@ -423,21 +445,6 @@ fn triangle_list(mode: Mode, v: &[u32]) -> Vec<u32> {
             .collect(),
         _ => v.to_vec(),
     }
-}
-
-/// `pbrMetallicRoughness.baseColorFactor` of `material`, white for the default material.
-fn base_color_factor(root: &json::Root, material: Option<usize>) -> Result<[f32; 4], Problem> {
-    let Some(index) = material else {
-        return Ok([1.0; 4]);
-    };
-    let Some(material) = root.materials.get(index) else {
-        return invalid!("material {index} does not exist");
-    };
-    let factor = material.pbr_metallic_roughness.base_color_factor.0;
-    if factor.iter().any(|c| !c.is_finite()) {
-        return invalid!("material {index} baseColorFactor {factor:?} is not finite");
-    }
-    Ok(factor)
 }
 
 #[cfg(test)]

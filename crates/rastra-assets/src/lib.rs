@@ -1,7 +1,8 @@
 //! rastra-assets: loads 3D model files into world-space triangle lists for `rastra render`.
 //!
 //! ```text
-//!   .gltf / .glb ──► gltf  (parse, glTF 2.0 validation, node graph walk, accessor decoding) ─┐
+//!   .gltf / .glb ──► gltf  (parse, glTF 2.0 validation, node graph walk, accessor decoding,
+//!                           base-colour materials; images decoded by `image`) ───────────────┐
 //!                                                                                         ├─► mesh ──► Scene
 //!   .obj ─────────► obj   (tobj: triangulate, single index, MTL Kd) ──────────────────────┘
 //!                         local-space primitive  ──►  Mesh (world space, normals, colours)
@@ -18,17 +19,19 @@
 //! of the image); OBJ `vt` are flipped to match.
 //!
 //! **Not applied yet:** skins and morph targets (meshes are drawn in their bind / base pose),
-//! textures and the rest of the material model (only the base colour factor is used),
-//! orthographic cameras.
+//! the material model beyond the base colour (glTF `baseColorFactor` and `baseColorTexture`;
+//! OBJ `Kd` — OBJ `map_Kd` textures are not read), orthographic cameras.
 
 mod error;
 mod gltf;
+mod image;
 mod mesh;
 mod obj;
 
 use std::path::Path;
 
 pub use error::AssetError;
+pub use image::{BaseColorTexture, Filter, Image, MAX_IMAGE_SIDE, Sampler, Wrap};
 pub use mesh::FRAMING_YFOV_RADIANS;
 
 /// One triangle mesh in world space, ready to draw as an indexed triangle list.
@@ -45,10 +48,14 @@ pub struct Mesh {
     /// Linear RGBA: vertex colour (`COLOR_0` / OBJ `v x y z r g b`, white when absent) times the
     /// material colour (glTF `baseColorFactor`, OBJ `Kd` with `d` as alpha).
     pub colors: Vec<[f32; 4]>,
-    /// `TEXCOORD_0` / `vt`, zeros when absent. Origin at the image's top-left (glTF convention).
+    /// The set the base-colour texture is sampled with (`TEXCOORD_0` without a texture),
+    /// texture transform applied; `vt` for OBJ; zeros when absent. Origin at the image's
+    /// top-left (glTF convention).
     pub texcoords: Vec<[f32; 2]>,
     /// Triangle list (strips and fans are converted); counter-clockwise is front-facing.
     pub indices: Vec<u32>,
+    /// Multiplies `colors` when present (sampled at `texcoords`).
+    pub base_color_texture: Option<BaseColorTexture>,
 }
 
 impl Mesh {
@@ -90,6 +97,9 @@ pub struct Scene {
     /// Primitives that were not drawn, one human-readable line each (points and lines, which
     /// rastra render does not draw; primitives without positions).
     pub skipped_primitives: Vec<String>,
+    /// The images base-colour textures sample, decoded (`BaseColorTexture::image` indexes
+    /// here).
+    pub images: Vec<Image>,
 }
 
 impl Scene {

@@ -15,6 +15,7 @@
 use glam::{Mat3, Mat4, Vec3};
 
 use crate::error::{Problem, invalid};
+use crate::image::{BaseColorTexture, Image};
 use crate::{Camera, Mesh, Scene};
 
 /// Vertical field of view of [`crate::Scene::framing_camera`]: 45°.
@@ -45,6 +46,7 @@ pub(crate) struct LocalMesh {
     pub colors: Vec<[f32; 4]>,
     pub texcoords: Vec<[f32; 2]>,
     pub indices: Vec<u32>,
+    pub base_color_texture: Option<BaseColorTexture>,
 }
 
 impl LocalMesh {
@@ -138,6 +140,7 @@ pub(crate) fn instantiate(local: &LocalMesh, world: &Mat4) -> Result<Mesh, Probl
         colors: local.colors.clone(),
         texcoords: local.texcoords.clone(),
         indices,
+        base_color_texture: local.base_color_texture,
     })
 }
 
@@ -170,6 +173,7 @@ pub(crate) fn finish_scene(
     meshes: Vec<Mesh>,
     camera: Option<FileCamera>,
     skipped_primitives: Vec<String>,
+    images: Vec<Image>,
 ) -> Result<Scene, Problem> {
     let meshes: Vec<Mesh> = meshes
         .into_iter()
@@ -198,6 +202,7 @@ pub(crate) fn finish_scene(
         bounds_max: max.to_array(),
         camera,
         skipped_primitives,
+        images,
     })
 }
 
@@ -323,6 +328,7 @@ mod tests {
             colors: vec![[1.0; 4]; 4],
             texcoords: vec![[0.0; 2]; 4],
             indices: vec![0, 1, 2, 0, 2, 3],
+            base_color_texture: None,
         }
     }
 

@@ -42,7 +42,7 @@ pub(crate) fn load(bytes: &[u8], base_dir: &Path) -> Result<Scene, Problem> {
             .map_err(|p| p.context(format!("object {index} {:?}", model.name)))?;
         meshes.push(mesh::instantiate(&local, &Mat4::IDENTITY)?);
     }
-    mesh::finish_scene(meshes, None, Vec::new())
+    mesh::finish_scene(meshes, None, Vec::new(), Vec::new())
 }
 
 /// Regroups `tobj`'s flat arrays into per-vertex attributes.
@@ -80,6 +80,7 @@ fn to_local_mesh(mesh: &tobj::Mesh, materials: &[tobj::Material]) -> Result<Loca
         colors,
         texcoords,
         indices: mesh.indices.clone(),
+        base_color_texture: None,
     })
 }
 

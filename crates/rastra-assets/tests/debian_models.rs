@@ -201,15 +201,48 @@ fn box_textured_loads_identically_from_gltf_glb_and_data_uri() {
         assert!(scene.camera.is_none());
         scenes.push(scene);
     }
+    // The image is named after its file only where it has one.
+    assert_eq!(scenes[0].images[0].name, "CesiumLogoFlat.png");
+    assert_eq!(scenes[1].images[0].name, "images[0]");
+    // The GLB and embedded variants' sampler wraps with REPEAT; the .gltf + .bin one asks
+    // for MIRRORED_REPEAT / CLAMP_TO_EDGE.
+    let wrap = |scene: &rastra_assets::Scene| {
+        let sampler = scene.meshes[0].base_color_texture.unwrap().sampler;
+        (sampler.wrap_u, sampler.wrap_v)
+    };
+    use rastra_assets::Wrap;
+    assert_eq!(wrap(&scenes[1]), (Wrap::Repeat, Wrap::Repeat));
+    assert_eq!(wrap(&scenes[2]), (Wrap::Repeat, Wrap::Repeat));
+    let first_sampler = scenes[0].meshes[0].base_color_texture.unwrap().sampler;
+    for scene in &mut scenes {
+        scene.images.iter_mut().for_each(|i| i.name.clear());
+        for mesh in &mut scene.meshes {
+            if let Some(t) = &mut mesh.base_color_texture {
+                t.sampler = first_sampler;
+            }
+        }
+    }
     assert_eq!(scenes[0], scenes[1]);
     assert_eq!(scenes[0], scenes[2]);
-    // Texture coordinates are read (the texture itself comes later).
-    assert!(
-        scenes[0].meshes[0]
-            .texcoords
-            .iter()
-            .any(|t| *t != [0.0, 0.0])
+    // The base-colour texture, its sampler, its image (a 211² palette PNG) and texture
+    // coordinates are read.
+    let mesh = &scenes[0].meshes[0];
+    let texture = mesh.base_color_texture.expect("a base colour texture");
+    let image = &scenes[0].images[texture.image];
+    assert_eq!((image.width, image.height), (211, 211));
+    assert_eq!(image.rgba8.len(), 211 * 211 * 4);
+    assert_eq!(
+        texture.sampler,
+        rastra_assets::Sampler {
+            mag_filter: rastra_assets::Filter::Linear,
+            min_filter: rastra_assets::Filter::Nearest,
+            mipmap_filter: Some(rastra_assets::Filter::Linear),
+            wrap_u: rastra_assets::Wrap::MirroredRepeat,
+            wrap_v: rastra_assets::Wrap::ClampToEdge,
+        }
     );
+    assert!(image.rgba8.chunks_exact(4).any(|p| p != &image.rgba8[..4]));
+    assert!(mesh.texcoords.iter().any(|t| *t != [0.0, 0.0]));
     // Material has no baseColorFactor: white.
     assert!(scenes[0].meshes[0].colors.iter().all(|c| *c == [1.0; 4]));
 }

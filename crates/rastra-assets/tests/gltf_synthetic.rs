@@ -652,3 +652,139 @@ fn instancing_past_the_scene_limit_fails_cleanly() {
         "{message}"
     );
 }
+
+/// A 2×1 PNG: red, then green.
+fn tiny_png() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    image::write_buffer_with_format(
+        &mut std::io::Cursor::new(&mut bytes),
+        &[255, 0, 0, 255, 0, 255, 0, 255],
+        2,
+        1,
+        image::ExtendedColorType::Rgba8,
+        image::ImageFormat::Png,
+    )
+    .unwrap();
+    bytes
+}
+
+/// A quad with TEXCOORD_0 = corners and TEXCOORD_1 = corners × 2, whose material samples
+/// image 0 through `texture_info`; `image` is the images array entry (a bufferView image is
+/// added as view `png_view` when `in_buffer`).
+fn textured_quad(texture_info: Value, sampler: Option<Value>, in_buffer: bool) -> Vec<u8> {
+    let mut b = GltfBuilder::default();
+    let position = b.positions(&QUAD);
+    let uv0 = b.floats("VEC2", &[0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
+    let uv1 = b.floats("VEC2", &[0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 2.0]);
+    let index = b.u16s(&[0, 1, 2, 0, 2, 3]);
+    let image = if in_buffer {
+        let view = b.view(&tiny_png(), None);
+        json!({ "bufferView": view, "mimeType": "image/png" })
+    } else {
+        json!({ "uri": format!("data:image/png;base64,{}", base64(&tiny_png())) })
+    };
+    let mut rest = single_mesh(json!([{
+        "attributes": { "POSITION": position, "TEXCOORD_0": uv0, "TEXCOORD_1": uv1 },
+        "indices": index, "material": 0,
+    }]));
+    rest["materials"] = json!([{ "pbrMetallicRoughness": { "baseColorTexture": texture_info } }]);
+    rest["textures"] = match sampler {
+        Some(_) => json!([{ "source": 0, "sampler": 0 }]),
+        None => json!([{ "source": 0 }]),
+    };
+    if let Some(sampler) = sampler {
+        rest["samplers"] = json!([sampler]);
+    }
+    rest["images"] = json!([image]);
+    b.finish(rest)
+}
+
+#[test]
+fn base_colour_textures_are_decoded_with_their_sampler() {
+    for in_buffer in [false, true] {
+        let scene = load_gltf(&textured_quad(
+            json!({ "index": 0 }),
+            Some(json!({ "magFilter": 9728, "minFilter": 9729, "wrapS": 33071 })),
+            in_buffer,
+        ))
+        .unwrap();
+        assert_scene_invariants(&scene);
+        assert_eq!(scene.images.len(), 1);
+        let image = &scene.images[0];
+        assert_eq!((image.width, image.height), (2, 1));
+        assert_eq!(image.rgba8, [255, 0, 0, 255, 0, 255, 0, 255]);
+        let texture = scene.meshes[0].base_color_texture.unwrap();
+        assert_eq!(texture.image, 0);
+        use rastra_assets::{Filter, Sampler, Wrap};
+        assert_eq!(
+            texture.sampler,
+            Sampler {
+                mag_filter: Filter::Nearest,
+                min_filter: Filter::Linear,
+                mipmap_filter: None,
+                wrap_u: Wrap::ClampToEdge,
+                wrap_v: Wrap::Repeat,
+            }
+        );
+        assert_eq!(scene.meshes[0].texcoords[2], [1.0, 1.0]);
+    }
+    // No sampler: repeat and trilinear ("auto" filtering).
+    let scene = load_gltf(&textured_quad(json!({ "index": 0 }), None, false)).unwrap();
+    let sampler = scene.meshes[0].base_color_texture.unwrap().sampler;
+    assert_eq!(sampler, rastra_assets::Sampler::default());
+}
+
+#[test]
+fn texcoord_sets_and_texture_transforms_apply() {
+    // texCoord 1 selects the second set.
+    let scene = load_gltf(&textured_quad(
+        json!({ "index": 0, "texCoord": 1 }),
+        None,
+        false,
+    ))
+    .unwrap();
+    assert_eq!(scene.meshes[0].texcoords[2], [2.0, 2.0]);
+    // KHR_texture_transform: offset, rotation (π/2) and scale, and its texCoord override.
+    let info = json!({ "index": 0, "extensions": { "KHR_texture_transform": {
+        "offset": [0.0, 1.0], "rotation": std::f32::consts::FRAC_PI_2, "scale": [0.5, 0.5],
+        "texCoord": 1,
+    } } });
+    let scene = load_gltf(&textured_quad(info, None, false)).unwrap();
+    // TEXCOORD_1 of vertex 1 is (2, 0): scaled (1, 0), rotated (0, -1), offset (0, 0).
+    let uv = scene.meshes[0].texcoords[1];
+    assert!(uv[0].abs() < 1e-6 && uv[1].abs() < 1e-6, "{uv:?}");
+    let uv = scene.meshes[0].texcoords[3];
+    // (0, 2) → (0, 1) → (1, 0) → (1, 1).
+    assert!(
+        (uv[0] - 1.0).abs() < 1e-6 && (uv[1] - 1.0).abs() < 1e-6,
+        "{uv:?}"
+    );
+}
+
+#[test]
+fn bad_textures_are_rejected_with_the_reason() {
+    let message = expect_error(
+        load_gltf(&textured_quad(
+            json!({ "index": 0, "texCoord": 3 }),
+            None,
+            false,
+        )),
+        "Invalid",
+    );
+    assert!(message.contains("TEXCOORD_3"), "{message}");
+    // An image that is not a PNG or JPEG.
+    let mut doc: Value =
+        serde_json::from_slice(&textured_quad(json!({ "index": 0 }), None, false)).unwrap();
+    doc["images"][0]["uri"] = json!(format!("data:image/png;base64,{}", base64(b"GIF89a....")));
+    let message = expect_error(load_gltf(&serde_json::to_vec(&doc).unwrap()), "Unsupported");
+    assert!(
+        message.contains("material 0 baseColorTexture: texture 0: image"),
+        "{message}"
+    );
+    // A corrupt PNG.
+    let mut png = tiny_png();
+    png.truncate(png.len() - 20);
+    doc["images"][0]["uri"] = json!(format!("data:image/png;base64,{}", base64(&png)));
+    let message = expect_error(load_gltf(&serde_json::to_vec(&doc).unwrap()), "Invalid");
+    assert!(message.contains("images[0]"), "{message}");
+}

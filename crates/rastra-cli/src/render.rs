@@ -19,9 +19,8 @@ pub fn frame_for(scene: &str, width: u32, height: u32, msaa: u32) -> Result<Fram
         eprintln!("rastra: note: skipped {skipped}");
     }
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
-    Ok(rastra_scene::model::frame_for(
-        name, &loaded, width, height, msaa,
-    ))
+    rastra_scene::model::frame_for(name, &loaded, width, height, msaa)
+        .map_err(|e| format!("{scene}: {e}"))
 }
 
 pub fn run(args: &RenderArgs) -> Result<(), String> {

@@ -8,7 +8,7 @@
 use std::f32::consts::PI;
 
 use crate::Frame;
-use crate::lit::{Material, MeshData, View, frame};
+use crate::lit::{Material, MeshData, Textures, View, frame};
 use crate::math::{Vec3, add, normalize, scale};
 
 /// A UV sphere.
@@ -244,5 +244,6 @@ pub fn scene(width: u32, height: u32, samples: u32) -> Frame {
             (pillars, Material::Lit),
             (glass, Material::Glass),
         ],
+        Textures::default(),
     )
 }

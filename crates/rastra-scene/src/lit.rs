@@ -1,16 +1,20 @@
-//! The lit-mesh material shared by the built-in scene and loaded models: one vertex layout
-//! (position, normal, linear RGBA colour, uv), one WGSL module with a directional light, a
-//! procedural checkerboard for floors and a translucent "glass" variant, and a builder that
-//! turns meshes and a camera into a [`Frame`].
+//! The lit-mesh material shared by the built-in scene, loaded models and the textured-cube
+//! workload: one vertex layout (position, normal, linear RGBA colour, uv), one WGSL module
+//! with a directional light, a base-colour texture variant, a procedural checkerboard for
+//! floors and a translucent "glass" variant, an instanced vertex entry point, and a builder
+//! that turns meshes and a camera into a [`Frame`].
 
 use rastra::{
     BlendState, BufferUsages, Color, ColorWrites, CompareFunction, CullMode, DepthStencilState,
-    FrontFace, IndexFormat, PrimitiveState, PrimitiveTopology, TextureFormat, VertexAttribute,
-    VertexBufferLayout, VertexFormat, VertexStepMode,
+    FrontFace, IndexFormat, PrimitiveState, PrimitiveTopology, SamplerDescriptor, TextureFormat,
+    VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode,
 };
 
 use crate::math::{Mat4, Vec3, normalize};
-use crate::{BufferData, DrawKind, DrawRecipe, Frame, PipelineRecipe, f32_bytes, u32_bytes};
+use crate::{
+    BufferData, DrawKind, DrawRecipe, Frame, PipelineRecipe, Resource, TextureData, f32_bytes,
+    u32_bytes,
+};
 
 /// WGSL of the lit material.
 pub const SHADER: &str = r#"
@@ -20,6 +24,8 @@ struct Globals {
     eye: vec4<f32>,
 }
 @group(0) @binding(0) var<uniform> globals: Globals;
+@group(0) @binding(1) var base_texture: texture_2d<f32>;
+@group(0) @binding(2) var base_sampler: sampler;
 
 struct VertexIn {
     @location(0) position: vec3<f32>,
@@ -47,6 +53,23 @@ fn vs_main(v: VertexIn) -> VertexOut {
     return out;
 }
 
+// Instanced meshes: `place` is the instance's translation (xyz) and rotation about +Y (w).
+@vertex
+fn vs_instanced(v: VertexIn, @location(4) place: vec4<f32>) -> VertexOut {
+    let c = cos(place.w);
+    let s = sin(place.w);
+    let p = vec3<f32>(c * v.position.x + s * v.position.z, v.position.y,
+                      -s * v.position.x + c * v.position.z) + place.xyz;
+    var out: VertexOut;
+    out.clip = globals.view_proj * vec4<f32>(p, 1.0);
+    out.normal = vec3<f32>(c * v.normal.x + s * v.normal.z, v.normal.y,
+                           -s * v.normal.x + c * v.normal.z);
+    out.color = v.color;
+    out.uv = v.uv;
+    out.world = p;
+    return out;
+}
+
 fn lighting(normal: vec3<f32>, world: vec3<f32>) -> f32 {
     let n = normalize(normal);
     let l = normalize(globals.light_dir.xyz);
@@ -60,6 +83,12 @@ fn lighting(normal: vec3<f32>, world: vec3<f32>) -> f32 {
 @fragment
 fn fs_lit(i: VertexOut) -> @location(0) vec4<f32> {
     return vec4<f32>(i.color.rgb * lighting(i.normal, i.world), 1.0);
+}
+
+@fragment
+fn fs_textured(i: VertexOut) -> @location(0) vec4<f32> {
+    let base = textureSample(base_texture, base_sampler, i.uv) * i.color;
+    return vec4<f32>(base.rgb * lighting(i.normal, i.world), 1.0);
 }
 
 @fragment
@@ -114,6 +143,44 @@ pub enum Material {
     Checker,
     /// Alpha-blended, depth-tested without depth writes; drawn after opaque meshes.
     Glass,
+    /// Opaque, lit, colour times a base-colour texture (`texture` and `sampler` index the
+    /// frame's textures and samplers).
+    Textured {
+        texture: usize,
+        sampler: usize,
+        two_sided: bool,
+    },
+}
+
+impl Material {
+    /// Index of the material's pipeline in [`frame`]'s pipeline list.
+    fn pipeline(self) -> usize {
+        match self {
+            Material::Lit => 0,
+            Material::LitTwoSided => 1,
+            Material::Checker => 2,
+            Material::Glass => 3,
+            Material::Textured {
+                two_sided: false, ..
+            } => 4,
+            Material::Textured {
+                two_sided: true, ..
+            } => 5,
+        }
+    }
+
+    /// The draw's `@group(0)` bindings: the globals, and the texture and sampler if any.
+    fn bindings(self) -> Vec<(u32, Resource)> {
+        let mut bindings = vec![(0, Resource::Buffer(0))];
+        if let Material::Textured {
+            texture, sampler, ..
+        } = self
+        {
+            bindings.push((1, Resource::Texture(texture)));
+            bindings.push((2, Resource::Sampler(sampler)));
+        }
+        bindings
+    }
 }
 
 /// Indexed triangle-list geometry in the lit vertex format.
@@ -156,6 +223,13 @@ pub struct View {
     pub light: Vec3,
 }
 
+/// The textures and samplers textured materials index.
+#[derive(Clone, Debug, Default)]
+pub struct Textures {
+    pub textures: Vec<TextureData>,
+    pub samplers: Vec<SamplerDescriptor>,
+}
+
 /// Builds a frame drawing `meshes` (opaque ones first, glass last in the given order).
 pub fn frame(
     name: &str,
@@ -164,6 +238,7 @@ pub fn frame(
     samples: u32,
     view: &View,
     meshes: &[(MeshData, Material)],
+    textures: Textures,
 ) -> Frame {
     let aspect = width as f32 / height as f32;
     let view_proj = Mat4::perspective(view.yfov, aspect, view.near, view.far).mul(&Mat4::look_at(
@@ -205,6 +280,8 @@ pub fn frame(
             Some(BlendState::ALPHA_BLENDING),
             false,
         ),
+        pipeline("fs_textured", CullMode::Back, None, true),
+        pipeline("fs_textured", CullMode::None, None, true),
     ];
     let mut buffers = vec![BufferData {
         label: "globals".into(),
@@ -234,15 +311,10 @@ pub fn frame(
             usage: BufferUsages::INDEX,
         });
         draws.push(DrawRecipe {
-            pipeline: match material {
-                Material::Lit => 0,
-                Material::LitTwoSided => 1,
-                Material::Checker => 2,
-                Material::Glass => 3,
-            },
+            pipeline: material.pipeline(),
             vertex_buffers: vec![vb],
             index_buffer: Some((ib, IndexFormat::Uint32)),
-            bindings: vec![(0, crate::Resource::Buffer(0))],
+            bindings: material.bindings(),
             kind: DrawKind::Indexed {
                 indices: 0..mesh.indices.len() as u32,
                 base_vertex: 0,
@@ -267,8 +339,8 @@ pub fn frame(
         blend_constant: Color::TRANSPARENT,
         shader: SHADER.into(),
         buffers,
-        textures: Vec::new(),
-        samplers: Vec::new(),
+        textures: textures.textures,
+        samplers: textures.samplers,
         pipelines,
         draws,
     }

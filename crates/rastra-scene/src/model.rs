@@ -1,15 +1,31 @@
 //! Loaded models as frames: every mesh of a [`rastra_assets::Scene`] drawn with the lit
-//! material, seen through the file's camera or, when it has none, a camera framing its
-//! bounds, lit by one directional light over the viewer's shoulder.
+//! material — textured where the file gives a base-colour texture — seen through the file's
+//! camera or, when it has none, a camera framing its bounds, lit by one directional light over
+//! the viewer's shoulder.
+//!
+//! Base-colour images become `Rgba8UnormSrgb` textures (glTF §3.9.2: the texture is sRGB
+//! encoded) with a full mip chain built by box filtering in linear space
+//! ([`rastra::mipmap`]), so minified textures are filtered the way the file's sampler asks.
 
-use rastra_assets::Scene;
+use rastra::{
+    AddressMode, Error, FilterMode, SamplerDescriptor, TextureDimension, TextureFormat,
+    TextureViewDescriptor, mipmap,
+};
+use rastra_assets::{Filter, Image, Sampler, Scene, Wrap};
 
-use crate::Frame;
-use crate::lit::{Material, MeshData, View, frame};
+use crate::lit::{Material, MeshData, Textures, View, frame};
 use crate::math::{add, normalize, sub};
+use crate::{Frame, TextureData};
 
-/// A frame showing `scene` at the given size.
-pub fn frame_for(name: &str, scene: &Scene, width: u32, height: u32, samples: u32) -> Frame {
+/// A frame showing `scene` at the given size. Fails only when an image cannot become a
+/// texture (its texel count does not match its size).
+pub fn frame_for(
+    name: &str,
+    scene: &Scene,
+    width: u32,
+    height: u32,
+    samples: u32,
+) -> Result<Frame, Error> {
     let aspect = width as f32 / height as f32;
     let camera = scene.camera.unwrap_or_else(|| scene.framing_camera(aspect));
     let forward = normalize(sub(camera.target, camera.eye));
@@ -23,6 +39,14 @@ pub fn frame_for(name: &str, scene: &Scene, width: u32, height: u32, samples: u3
         far: camera.zfar,
         light,
     };
+    let mut textures = Textures {
+        textures: scene
+            .images
+            .iter()
+            .map(texture_data)
+            .collect::<Result<_, _>>()?,
+        samplers: Vec::new(),
+    };
     let meshes: Vec<(MeshData, Material)> = scene
         .meshes
         .iter()
@@ -33,8 +57,70 @@ pub fn frame_for(name: &str, scene: &Scene, width: u32, height: u32, samples: u3
             }
             data.indices = m.indices.clone();
             // Files do not promise consistent winding: draw both faces.
-            (data, Material::LitTwoSided)
+            let material = match m.base_color_texture {
+                Some(t) => Material::Textured {
+                    texture: t.image,
+                    sampler: sampler_index(&mut textures.samplers, t.sampler),
+                    two_sided: true,
+                },
+                None => Material::LitTwoSided,
+            };
+            (data, material)
         })
         .collect();
-    frame(name, width, height, samples, &view, &meshes)
+    Ok(frame(
+        name, width, height, samples, &view, &meshes, textures,
+    ))
+}
+
+/// An image as an sRGB texture with its full mip chain.
+fn texture_data(image: &Image) -> Result<TextureData, Error> {
+    let format = TextureFormat::Rgba8UnormSrgb;
+    let size = [image.width, image.height, 1];
+    let dimension = TextureDimension::D2;
+    let levels = mipmap::full_chain_levels(size, dimension);
+    let levels = mipmap::generate(format, size, dimension, levels, image.rgba8.clone())
+        .map_err(|e| Error::Validation(format!("image {}: {e}", image.name)))?;
+    Ok(TextureData {
+        label: image.name.clone(),
+        format,
+        dimension,
+        size,
+        levels,
+        view: TextureViewDescriptor::default(),
+    })
+}
+
+/// The index of `sampler` in `samplers`, adding it if new.
+fn sampler_index(samplers: &mut Vec<SamplerDescriptor>, sampler: Sampler) -> usize {
+    let filter = |f: Filter| match f {
+        Filter::Nearest => FilterMode::Nearest,
+        Filter::Linear => FilterMode::Linear,
+    };
+    let address = |w: Wrap| match w {
+        Wrap::Repeat => AddressMode::Repeat,
+        Wrap::MirroredRepeat => AddressMode::MirrorRepeat,
+        Wrap::ClampToEdge => AddressMode::ClampToEdge,
+    };
+    let desc = SamplerDescriptor {
+        address_mode_u: address(sampler.wrap_u),
+        address_mode_v: address(sampler.wrap_v),
+        mag_filter: filter(sampler.mag_filter),
+        min_filter: filter(sampler.min_filter),
+        mipmap_filter: filter(sampler.mipmap_filter.unwrap_or(Filter::Nearest)),
+        // Minification without a mipmap mode samples level 0 only.
+        lod_max_clamp: if sampler.mipmap_filter.is_some() {
+            32.0
+        } else {
+            0.0
+        },
+        ..SamplerDescriptor::default()
+    };
+    match samplers.iter().position(|s| *s == desc) {
+        Some(i) => i,
+        None => {
+            samplers.push(desc);
+            samplers.len() - 1
+        }
+    }
 }

@@ -9,7 +9,8 @@
 //!
 //! Modules are declared in the order a sample request flows: request → sampler state and
 //! view → LOD and addressing (`unit`, `cube`) → texel cache (`cache`) → memory (`storage`)
-//! → format decode (`format`, `compressed`).
+//! → format decode (`format`, `compressed`). Outside the sample path, `mipmap` builds mip
+//! chains from a level 0 (box filter in linear space).
 //!
 //! **API boundary.** Descriptors (`TextureDesc`, `TextureViewDesc`, `SamplerDesc`) and copies
 //! are validated here per the WebGPU rules and errors are values (`TextureError`); sampling
@@ -23,6 +24,8 @@ pub mod sampler;
 pub mod storage;
 pub mod unit;
 pub mod view;
+
+pub mod mipmap;
 
 pub use cache::{CacheConfig, L2Cache, L2Request, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};

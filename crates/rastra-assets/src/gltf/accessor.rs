@@ -269,7 +269,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes of buffer view `view`, and its `byteStride`.
-    fn view(&self, view: usize) -> Result<(&'a [u8], Option<usize>), Problem> {
+    pub fn view(&self, view: usize) -> Result<(&'a [u8], Option<usize>), Problem> {
         let Some(json_view) = self.root.buffer_views.get(view) else {
             return invalid!("bufferView {view} does not exist");
         };

@@ -140,7 +140,7 @@ pub(crate) fn load_buffers(
 }
 
 /// Reads the bytes a buffer URI refers to.
-fn read_uri(uri: &str, base_dir: &Path) -> Result<Vec<u8>, Problem> {
+pub(crate) fn read_uri(uri: &str, base_dir: &Path) -> Result<Vec<u8>, Problem> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let Some((_media_type, payload)) = rest.split_once(";base64,") else {
             return Err(Problem::Unsupported(
