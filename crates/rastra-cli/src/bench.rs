@@ -19,11 +19,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (width, height) = args.size;
     let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
     let mut frames: Vec<Frame> = Vec::new();
-    if wanted("small_triangles") {
-        frames.push(workloads::small_triangles(width, height, 200_000));
-    }
-    if wanted("blended_layers") {
-        frames.push(workloads::blended_layers(width, height, 32));
+    for name in workloads::REFERENCE_FRAMES {
+        if wanted(name)
+            && let Some(frame) = workloads::reference_frame(name, width, height)
+        {
+            frames.push(frame);
+        }
     }
     if wanted("model_2cylinderengine") {
         match crate::render::frame_for(MODEL, width, height, 1) {

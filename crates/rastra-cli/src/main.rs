@@ -1,6 +1,7 @@
 //! `rastra`, the command-line face of the software GPU.
 //!
-//! - `rastra render` draws the built-in scene, a glTF (.gltf/.glb) or an OBJ file to a PNG and
+//! - `rastra render` draws the built-in scene, a benchmark workload, a glTF (.gltf/.glb) or an
+//!   OBJ file to a PNG and
 //!   prints the per-stage statistics report (`--stats` also writes it as JSON).
 //! - `rastra bench` renders the reference workloads on rastra and, when it is installed, on
 //!   lavapipe in the same run, printing one line per workload.
@@ -30,7 +31,8 @@ enum Command {
 
 #[derive(clap::Args, Default)]
 pub struct RenderArgs {
-    /// `builtin`, or a .gltf/.glb/.obj file.
+    /// `builtin`, a benchmark workload (`textured_cubes`, `small_triangles`,
+    /// `blended_layers`), or a .gltf/.glb/.obj file.
     #[arg(long, default_value = "builtin")]
     scene: String,
     /// Image size as WxH.

@@ -13,6 +13,11 @@ pub fn frame_for(scene: &str, width: u32, height: u32, msaa: u32) -> Result<Fram
     if scene == "builtin" {
         return Ok(rastra_scene::builtin::scene(width, height, msaa));
     }
+    let workload = rastra_scene::workloads::reference_frame(scene, width, height);
+    if let Some(mut frame) = workload {
+        frame.samples = msaa;
+        return Ok(frame);
+    }
     let path = Path::new(scene);
     let loaded = rastra_assets::load(path).map_err(|e| e.to_string())?;
     for skipped in &loaded.skipped_primitives {

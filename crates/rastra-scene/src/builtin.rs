@@ -45,7 +45,7 @@ fn sphere(mesh: &mut MeshData, center: Vec3, radius: f32, segments: u32, color: 
 }
 
 /// An axis-aligned box, one flat-shaded quad per face.
-fn cuboid(mesh: &mut MeshData, min: Vec3, max: Vec3, color: [f32; 4]) {
+pub(crate) fn cuboid(mesh: &mut MeshData, min: Vec3, max: Vec3, color: [f32; 4]) {
     let faces: [(Vec3, [Vec3; 4]); 6] = [
         (
             [1.0, 0.0, 0.0],

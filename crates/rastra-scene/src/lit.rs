@@ -132,6 +132,19 @@ pub fn vertex_layout() -> VertexBufferLayout {
     }
 }
 
+/// The per-instance vertex buffer layout of `vs_instanced` (`@location(4)`).
+pub fn instance_layout() -> VertexBufferLayout {
+    VertexBufferLayout {
+        array_stride: 16,
+        step_mode: VertexStepMode::Instance,
+        attributes: vec![VertexAttribute {
+            format: VertexFormat::Float32x4,
+            offset: 0,
+            shader_location: 4,
+        }],
+    }
+}
+
 /// Which fragment entry point (and fixed-function state) a mesh is drawn with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Material {
@@ -153,7 +166,8 @@ pub enum Material {
 }
 
 impl Material {
-    /// Index of the material's pipeline in [`frame`]'s pipeline list.
+    /// The material's pipeline kind (fragment entry point and fixed-function state) in
+    /// [`frame`].
     fn pipeline(self) -> usize {
         match self {
             Material::Lit => 0,
@@ -188,6 +202,9 @@ impl Material {
 pub struct MeshData {
     pub vertices: Vec<f32>,
     pub indices: Vec<u32>,
+    /// Placements of an instanced mesh: translation (xyz) and rotation about +Y in radians
+    /// (w), one instance each, drawn with `vs_instanced`. Empty: drawn once as given.
+    pub instances: Vec<[f32; 4]>,
 }
 
 impl MeshData {
@@ -256,33 +273,43 @@ pub fn frame(
         depth_write_enabled: write,
         depth_compare: compare,
     };
-    let pipeline = |fs: &str, cull, blend, write| PipelineRecipe {
-        vs_entry: "vs_main".into(),
-        fs_entry: fs.into(),
-        vertex_buffers: vec![vertex_layout()],
-        primitive: PrimitiveState {
-            topology: PrimitiveTopology::TriangleList,
-            front_face: FrontFace::Ccw,
-            cull_mode: cull,
-            unclipped_depth: false,
-        },
-        depth: Some(depth(write, CompareFunction::Less)),
-        blend,
-        write_mask: ColorWrites::ALL,
-    };
-    let pipelines = vec![
-        pipeline("fs_lit", CullMode::Back, None, true),
-        pipeline("fs_lit", CullMode::None, None, true),
-        pipeline("fs_checker", CullMode::None, None, true),
-        pipeline(
+    // (fragment entry, cull mode, blend, depth writes) of each `Material::pipeline` kind.
+    let kinds = [
+        ("fs_lit", CullMode::Back, None, true),
+        ("fs_lit", CullMode::None, None, true),
+        ("fs_checker", CullMode::None, None, true),
+        (
             "fs_glass",
             CullMode::None,
             Some(BlendState::ALPHA_BLENDING),
             false,
         ),
-        pipeline("fs_textured", CullMode::Back, None, true),
-        pipeline("fs_textured", CullMode::None, None, true),
+        ("fs_textured", CullMode::Back, None, true),
+        ("fs_textured", CullMode::None, None, true),
     ];
+    let recipe = |(kind, instanced): (usize, bool)| {
+        let (fs, cull, blend, write) = kinds[kind];
+        let mut vertex_buffers = vec![vertex_layout()];
+        if instanced {
+            vertex_buffers.push(instance_layout());
+        }
+        PipelineRecipe {
+            vs_entry: if instanced { "vs_instanced" } else { "vs_main" }.into(),
+            fs_entry: fs.into(),
+            vertex_buffers,
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleList,
+                front_face: FrontFace::Ccw,
+                cull_mode: cull,
+                unclipped_depth: false,
+            },
+            depth: Some(depth(write, CompareFunction::Less)),
+            blend,
+            write_mask: ColorWrites::ALL,
+        }
+    };
+    // Pipelines are made for the (kind, instanced) pairs the meshes use, in first-use order.
+    let mut pipeline_keys: Vec<(usize, bool)> = Vec::new();
     let mut buffers = vec![BufferData {
         label: "globals".into(),
         data: f32_bytes(&globals),
@@ -310,18 +337,38 @@ pub fn frame(
             data: u32_bytes(&mesh.indices),
             usage: BufferUsages::INDEX,
         });
+        let mut vertex_buffers = vec![vb];
+        let instanced = !mesh.instances.is_empty();
+        if instanced {
+            vertex_buffers.push(buffers.len());
+            let flat: Vec<f32> = mesh.instances.iter().flatten().copied().collect();
+            buffers.push(BufferData {
+                label: "instances".into(),
+                data: f32_bytes(&flat),
+                usage: BufferUsages::VERTEX,
+            });
+        }
+        let key = (material.pipeline(), instanced);
+        let pipeline = match pipeline_keys.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                pipeline_keys.push(key);
+                pipeline_keys.len() - 1
+            }
+        };
         draws.push(DrawRecipe {
-            pipeline: material.pipeline(),
-            vertex_buffers: vec![vb],
+            pipeline,
+            vertex_buffers,
             index_buffer: Some((ib, IndexFormat::Uint32)),
             bindings: material.bindings(),
             kind: DrawKind::Indexed {
                 indices: 0..mesh.indices.len() as u32,
                 base_vertex: 0,
             },
-            instances: 0..1,
+            instances: 0..mesh.instances.len().max(1) as u32,
         });
     }
+    let pipelines = pipeline_keys.into_iter().map(recipe).collect();
     Frame {
         name: name.into(),
         width,

@@ -2,12 +2,26 @@
 //! lavapipe"): each is a [`Frame`] so rastra and lavapipe render exactly the same thing.
 
 use rastra::{
-    BlendState, BufferUsages, Color, ColorWrites, CompareFunction, DepthStencilState,
-    PrimitiveState, TextureFormat, VertexAttribute, VertexBufferLayout, VertexFormat,
-    VertexStepMode,
+    AddressMode, BlendState, BufferUsages, Color, ColorWrites, CompareFunction, DepthStencilState,
+    PrimitiveState, SamplerDescriptor, TextureDimension, TextureFormat, TextureViewDescriptor,
+    VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode, mipmap,
 };
 
-use crate::{BufferData, DrawKind, DrawRecipe, Frame, PipelineRecipe, f32_bytes};
+use crate::{BufferData, DrawKind, DrawRecipe, Frame, PipelineRecipe, TextureData, f32_bytes};
+
+/// The benchmark's graphics workloads, by name, in the order `rastra bench` runs them.
+pub const REFERENCE_FRAMES: [&str; 3] = ["small_triangles", "blended_layers", "textured_cubes"];
+
+/// A reference workload at its benchmark size (issue "throughput": ~200k small triangles,
+/// 32 blended full-screen layers, 10k textured cubes), or `None` for an unknown name.
+pub fn reference_frame(name: &str, width: u32, height: u32) -> Option<Frame> {
+    match name {
+        "small_triangles" => Some(small_triangles(width, height, 200_000)),
+        "blended_layers" => Some(blended_layers(width, height, 32)),
+        "textured_cubes" => Some(textured_cubes(width, height, 10_000)),
+        _ => None,
+    }
+}
 
 /// Pass-through shader: positions already in clip space, one colour per vertex.
 const FLAT_SHADER: &str = r#"
@@ -191,6 +205,108 @@ pub fn blended_layers(width: u32, height: u32, layers: u32) -> Frame {
             write_mask: ColorWrites::ALL,
         },
     )
+}
+
+/// Side of the textured-cube workload's texture.
+pub const CUBE_TEXTURE_SIDE: u32 = 1024;
+
+/// `count` instanced, lit, textured cubes standing on a grid that recedes to the horizon:
+/// one draw of 12 triangles × `count` instances. The texture is a 1024² procedural brick
+/// pattern (sRGB) with its full mip chain, sampled trilinear with 16× anisotropic filtering
+/// and repeat addressing; faces near the camera are magnified, distant and oblique ones
+/// minified several levels, so the texel caches see every kind of footprint.
+pub fn textured_cubes(width: u32, height: u32, count: u32) -> Frame {
+    use crate::lit::{Material, MeshData, Textures, View, frame};
+    let mut cube = MeshData::default();
+    crate::builtin::cuboid(&mut cube, [-0.5, 0.0, -0.5], [0.5, 1.0, 0.5], [1.0; 4]);
+    let side = (count as f32).sqrt().ceil().max(1.0) as u32;
+    let spacing = 2.2;
+    let mut rng = Rng(0x6a09_e667);
+    cube.instances = (0..count)
+        .map(|i| {
+            let (gx, gz) = ((i % side) as f32, (i / side) as f32);
+            let x = (gx - (side as f32 - 1.0) / 2.0) * spacing + (rng.unit() - 0.5) * 0.6;
+            let z = -gz * spacing - 2.0 + (rng.unit() - 0.5) * 0.6;
+            [x, 0.0, z, rng.unit() * std::f32::consts::TAU]
+        })
+        .collect();
+    let view = View {
+        eye: [0.0, 4.5, 4.0],
+        target: [0.0, 0.0, -24.0],
+        up: [0.0, 1.0, 0.0],
+        yfov: 60f32.to_radians(),
+        near: 0.1,
+        far: 500.0,
+        light: [0.4, 0.9, 0.35],
+    };
+    let textures = Textures {
+        textures: vec![brick_texture()],
+        samplers: vec![SamplerDescriptor {
+            address_mode_u: AddressMode::Repeat,
+            address_mode_v: AddressMode::Repeat,
+            max_anisotropy: 16,
+            ..SamplerDescriptor::trilinear()
+        }],
+    };
+    let material = Material::Textured {
+        texture: 0,
+        sampler: 0,
+        two_sided: false,
+    };
+    frame(
+        "textured_cubes",
+        width,
+        height,
+        1,
+        &view,
+        &[(cube, material)],
+        textures,
+    )
+}
+
+/// The cube workload's texture: bricks with mortar, per-brick tint and per-texel grain, as
+/// `Rgba8UnormSrgb` with every mip level.
+fn brick_texture() -> TextureData {
+    let n = CUBE_TEXTURE_SIDE;
+    let hash = |x: u32, y: u32, salt: u32| {
+        let mut h = x.wrapping_mul(0x8da6_b343) ^ y.wrapping_mul(0xd816_3841) ^ salt;
+        h ^= h >> 13;
+        h = h.wrapping_mul(0x5bd1_e995);
+        h ^ (h >> 15)
+    };
+    let (brick_w, brick_h, mortar) = (128, 64, 6);
+    let mut texels = Vec::with_capacity((n * n * 4) as usize);
+    for y in 0..n {
+        let row = y / brick_h;
+        for x in 0..n {
+            // Every other row is offset by half a brick.
+            let bx = (x + (row % 2) * brick_w / 2) % n;
+            let col = bx / brick_w;
+            let in_mortar = y % brick_h < mortar || bx % brick_w < mortar;
+            let grain = (hash(x, y, 7) & 31) as i32 - 16;
+            let rgb = if in_mortar {
+                [182, 176, 164].map(|c: i32| c + grain / 2)
+            } else {
+                let tint = (hash(col, row, 1) % 48) as i32 - 24;
+                [150 + tint, 62 + tint / 2, 44 + tint / 3].map(|c| c + grain)
+            };
+            texels.extend(rgb.map(|c| c.clamp(0, 255) as u8));
+            texels.push(255);
+        }
+    }
+    let format = TextureFormat::Rgba8UnormSrgb;
+    let size = [n, n, 1];
+    let dimension = TextureDimension::D2;
+    let levels = mipmap::full_chain_levels(size, dimension);
+    TextureData {
+        label: "bricks".into(),
+        format,
+        dimension,
+        size,
+        levels: mipmap::generate(format, size, dimension, levels, texels)
+            .expect("a tightly packed RGBA8 square has a mip chain"),
+        view: TextureViewDescriptor::default(),
+    }
 }
 
 /// The compute workload: `invocations` invocations of 64 dependent FMAs each, then a

@@ -445,3 +445,50 @@ fn texture_bindings_are_validated() {
         Err(Error::Validation(_))
     ));
 }
+
+/// T4's texel-cache figure: for mip-mapped, bilinear, screen-aligned access, a request
+/// brings in about 1.25 new texels when pixels are tracked one by one, whatever the cache
+/// size — each pixel moves about one texel across the texture. rastra's pixel pipes track
+/// quads whose L1 starts cold per screen tile and fills 4×4-texel lines, so the figure here
+/// is "texels filled into L1 per bilinear request" on a 256² target showing a 512² texture
+/// at one texel per pixel (mip level 1), shifted by a fraction of a texel so every
+/// footprint straddles texels.
+#[test]
+fn texel_cache_fills_about_one_texel_per_bilinear_request() {
+    let (device, queue) = device();
+    let t = texture(&device, [512, 512, 1], 10, TextureFormat::Rgba8Unorm);
+    let view = t.create_view();
+    let sampler = device
+        .create_sampler(&SamplerDescriptor {
+            mag_filter: FilterMode::Linear,
+            min_filter: FilterMode::Linear,
+            mipmap_filter: FilterMode::Nearest,
+            ..Default::default()
+        })
+        .unwrap();
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&view),
+            BindingResource::Sampler(&sampler),
+        ],
+    )
+    .unwrap();
+    queue.take_stats();
+    let fs = "@group(0) @binding(0) var t: texture_2d<f32>;
+        @group(0) @binding(1) var s: sampler;
+        @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            return textureSample(t, s, (p.xy + vec2(0.37, 0.21)) / 256.0);
+        }";
+    draw_fullscreen(&device, &queue, fs, &bind, 256, 256).unwrap();
+    let stats = queue.take_stats().total();
+    let requests = stats.get("texel_requests").unwrap();
+    // One bilinear footprint per pixel (helper lanes of edge quads included).
+    assert_eq!(requests, 256 * 256);
+    let filled = stats.get("texel_l1_texels_filled").unwrap() as f64 / requests as f64;
+    // One new texel per pixel, plus the lines along tile edges that both neighbouring
+    // tiles fetch (a tile's footprints reach one texel past its edge: 17 lines across
+    // instead of 16 for a 64-pixel tile).
+    eprintln!("texels filled per bilinear request: {filled:.3}");
+    assert!((1.0..1.3).contains(&filled), "{filled}");
+}
