@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, ExecInfo, Program, Workgroup, execute_workgroup};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, L2Cache, TextureUnit};
+use rastra_texture::{L2Cache, TextureUnit};
 
 use crate::DrawError;
 use crate::cores::{account, account_texels, drain_texture_unit};
@@ -38,6 +38,7 @@ pub fn dispatch(
     let warps = invocations.div_ceil(rastra_shader::WARP_LANES as u64);
     let total = counts.iter().map(|&c| c as usize).product::<usize>();
     let shared_budget = AtomicU64::new(*budget);
+    let texel_cache = *l2.config();
     // Workers take runs of consecutive workgroups (x fastest), so small workgroups amortise
     // the hand-off.
     const RUN: usize = 8;
@@ -46,7 +47,7 @@ pub fn dispatch(
         || {
             (
                 Workgroup::new(program),
-                TextureUnit::with_shared_l2(CacheConfig::default()),
+                TextureUnit::with_shared_l2(texel_cache),
             )
         },
         |(workgroup, unit), run| -> Result<_, ExecError> {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, Resources, TextureBinding, Warp};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, L2Cache, Sampler, TextureUnit};
+use rastra_texture::{L2Cache, Sampler, TextureUnit};
 
 use crate::binning::Bins;
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
@@ -199,7 +199,8 @@ pub fn draw(
     counters: &mut Counters,
 ) -> Result<(), DrawError> {
     let (width, height) = (fb.width, fb.height);
-    let mut vertex_unit = TextureUnit::with_shared_l2(CacheConfig::default());
+    let texel_cache = *l2.config();
+    let mut vertex_unit = TextureUnit::with_shared_l2(texel_cache);
     front_end(
         call,
         width,
@@ -418,6 +419,7 @@ fn back_end(
     }
     let width = fb.width;
     let samples = fb.samples;
+    let texel_cache = *l2.config();
     // The surfaces, shared by the tile workers (each writes only inside its own tile).
     let colors: Vec<Option<(Rop, SharedSurface<'_>, SurfaceLayout)>> = fb
         .colors
@@ -503,6 +505,7 @@ fn back_end(
             width,
             colors,
             depth,
+            texel_cache,
         )
     };
     let results = workers.map_init(tiles.len(), new_pipe, |pixels, k| {

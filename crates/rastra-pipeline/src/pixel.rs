@@ -73,6 +73,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         width: u32,
         colors: Vec<Option<ColorSurface<'fb>>>,
         depth: Option<DepthUnit<'fb>>,
+        texel_cache: CacheConfig,
     ) -> Self {
         PixelPipe {
             pipeline,
@@ -85,7 +86,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             colors,
             depth,
             warp: pipeline.desc.fragment.as_deref().map(Warp::new),
-            unit: TextureUnit::with_shared_l2(CacheConfig::default()),
+            unit: TextureUnit::with_shared_l2(texel_cache),
             pending: Vec::with_capacity(QUADS_PER_WARP),
         }
     }

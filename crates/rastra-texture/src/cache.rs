@@ -182,6 +182,8 @@ impl LineKey {
 /// The shared L2: tags of memory lines, LRU.
 #[derive(Debug)]
 pub struct L2Cache {
+    /// The geometry of the whole cache model (L1 fields included), as given.
+    config: CacheConfig,
     line_bytes: u64,
     ways: usize,
     /// (line address, generation, last use) per way, `sets × ways`.
@@ -196,11 +198,17 @@ impl L2Cache {
         let lines = (c.l2_bytes / c.l2_line_bytes) as usize;
         let ways = c.l2_ways as usize;
         L2Cache {
+            config: *config,
             line_bytes: c.l2_line_bytes as u64,
             ways,
             tags: vec![None; (lines / ways).max(1) * ways],
             clock: 0,
         }
+    }
+
+    /// The cache geometry this L2 was made with; the units in front of it use its L1 fields.
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
     }
 
     /// Replays L2 requests logged by a unit's fills (in the log's order), counting hits,

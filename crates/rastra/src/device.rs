@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use rastra_stats::FrameStats;
+use rastra_texture::CacheConfig as TexelCacheConfig;
 
 use crate::binding::{BindGroup, BindGroupDescriptor};
 use crate::command::{CommandBuffer, CommandEncoder};
@@ -29,6 +30,9 @@ pub struct DeviceDescriptor {
     /// variable if set, else one per available core. Images and statistics are identical
     /// for any count.
     pub threads: Option<usize>,
+    /// Geometry of the texel caches: every shader core's L1 and the device's shared L2
+    /// (sizes, line shape, associativity). Affects only the cache statistics, never results.
+    pub texel_cache: TexelCacheConfig,
 }
 
 impl Default for DeviceDescriptor {
@@ -36,6 +40,7 @@ impl Default for DeviceDescriptor {
         DeviceDescriptor {
             shader_instruction_budget: 1 << 32,
             threads: None,
+            texel_cache: TexelCacheConfig::default(),
         }
     }
 }
@@ -75,9 +80,7 @@ impl Device {
             desc: desc.clone(),
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
-            texture_l2: Mutex::new(rastra_texture::L2Cache::new(
-                &rastra_texture::CacheConfig::default(),
-            )),
+            texture_l2: Mutex::new(rastra_texture::L2Cache::new(&desc.texel_cache)),
         });
         (Device(shared.clone()), Queue(shared))
     }

@@ -57,6 +57,8 @@ pub use rastra_pipeline::state::{
 };
 pub use rastra_shader::{CompileError, Stage as ShaderStage};
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
+/// Texel-cache geometry (`DeviceDescriptor::texel_cache`).
+pub use rastra_texture::CacheConfig as TexelCacheConfig;
 pub use rastra_texture::format::{AstcBlock, AstcChannel};
 /// Mip-chain generation for texture uploads (box filter in linear space).
 pub use rastra_texture::mipmap;

@@ -446,17 +446,38 @@ fn texture_bindings_are_validated() {
     ));
 }
 
-/// T4's texel-cache figure: for mip-mapped, bilinear, screen-aligned access, a request
-/// brings in about 1.25 new texels when pixels are tracked one by one, whatever the cache
-/// size — each pixel moves about one texel across the texture. rastra's pixel pipes track
-/// quads whose L1 starts cold per screen tile and fills 4×4-texel lines, so the figure here
-/// is "texels filled into L1 per bilinear request" on a 256² target showing a 512² texture
-/// at one texel per pixel (mip level 1), shifted by a fraction of a texel so every
-/// footprint straddles texels.
-#[test]
-fn texel_cache_fills_about_one_texel_per_bilinear_request() {
-    let (device, queue) = device();
+/// Draws the 256² screen-aligned bilinear scene of the texel-cache tests on a device with
+/// `texel_cache`; returns the image and the frame's counters.
+fn screen_aligned_bilinear(texel_cache: TexelCacheConfig) -> (Vec<u8>, Counters) {
+    let (device, queue) = Device::new(&DeviceDescriptor {
+        texel_cache,
+        ..Default::default()
+    });
     let t = texture(&device, [512, 512, 1], 10, TextureFormat::Rgba8Unorm);
+    let texels: Vec<u8> = (0..512 * 512 * 4)
+        .map(|i: u32| (i * 7 % 251) as u8)
+        .collect();
+    queue.write_texture(&t, &texels).unwrap();
+    let level1: Vec<u8> = (0..256 * 256 * 4)
+        .map(|i: u32| (i * 13 % 241) as u8)
+        .collect();
+    queue
+        .write_texture_region(
+            &TexelCopyTextureInfo {
+                texture: &t,
+                mip_level: 1,
+                origin: [0; 3],
+                aspect: TextureAspect::All,
+            },
+            &level1,
+            TexelCopyBufferLayout::packed(TextureFormat::Rgba8Unorm, [256, 256, 1]),
+            Extent3d {
+                width: 256,
+                height: 256,
+                depth_or_array_layers: 1,
+            },
+        )
+        .unwrap();
     let view = t.create_view();
     let sampler = device
         .create_sampler(&SamplerDescriptor {
@@ -480,8 +501,20 @@ fn texel_cache_fills_about_one_texel_per_bilinear_request() {
         @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
             return textureSample(t, s, (p.xy + vec2(0.37, 0.21)) / 256.0);
         }";
-    draw_fullscreen(&device, &queue, fs, &bind, 256, 256).unwrap();
-    let stats = queue.take_stats().total();
+    let image = draw_fullscreen(&device, &queue, fs, &bind, 256, 256).unwrap();
+    (image, queue.take_stats().total())
+}
+
+/// T4's texel-cache figure: for mip-mapped, bilinear, screen-aligned access, a request
+/// brings in about 1.25 new texels when pixels are tracked one by one, whatever the cache
+/// size — each pixel moves about one texel across the texture. rastra's pixel pipes track
+/// quads whose L1 starts cold per screen tile and fills 4×4-texel lines, so the figure here
+/// is "texels filled into L1 per bilinear request" on a 256² target showing a 512² texture
+/// at one texel per pixel (mip level 1), shifted by a fraction of a texel so every
+/// footprint straddles texels.
+#[test]
+fn texel_cache_fills_about_one_texel_per_bilinear_request() {
+    let (_, stats) = screen_aligned_bilinear(TexelCacheConfig::default());
     let requests = stats.get("texel_requests").unwrap();
     // One bilinear footprint per pixel (helper lanes of edge quads included).
     assert_eq!(requests, 256 * 256);
@@ -491,4 +524,34 @@ fn texel_cache_fills_about_one_texel_per_bilinear_request() {
     // instead of 16 for a 64-pixel tile).
     eprintln!("texels filled per bilinear request: {filled:.3}");
     assert!((1.0..1.3).contains(&filled), "{filled}");
+}
+
+/// The cache geometry is the device's to choose and changes only the statistics: a 4-line
+/// L1 thrashes where the default 64-line one does not; a 1-line-per-set L2 misses more.
+#[test]
+fn texel_cache_geometry_changes_statistics_not_images() {
+    let (image, stats) = screen_aligned_bilinear(TexelCacheConfig::default());
+    let tiny = TexelCacheConfig {
+        l1_lines: 4,
+        l1_ways: 1,
+        l2_bytes: 4096,
+        l2_ways: 1,
+        ..TexelCacheConfig::default()
+    };
+    let (tiny_image, tiny_stats) = screen_aligned_bilinear(tiny);
+    assert!(image == tiny_image, "the cache geometry changed the image");
+    let get = |s: &Counters, n: &str| s.get(n).unwrap();
+    assert_eq!(
+        get(&stats, "texel_requests"),
+        get(&tiny_stats, "texel_requests")
+    );
+    eprintln!(
+        "L1 misses {} → {}, L2 misses {} → {}",
+        get(&stats, "texel_l1_misses"),
+        get(&tiny_stats, "texel_l1_misses"),
+        get(&stats, "texel_l2_misses"),
+        get(&tiny_stats, "texel_l2_misses")
+    );
+    assert!(get(&tiny_stats, "texel_l1_misses") > 2 * get(&stats, "texel_l1_misses"));
+    assert!(get(&tiny_stats, "texel_l2_misses") > get(&stats, "texel_l2_misses"));
 }
