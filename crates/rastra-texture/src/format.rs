@@ -965,16 +965,23 @@ pub fn encode_unorm8(x: f32) -> u8 {
     unorm(x, 255.0) as u8
 }
 
+#[inline]
 fn unorm(x: f32, max: f32) -> u32 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-    (x as f64 * max as f64 + 0.5).floor() as u32
+    // Exact in f64 (a 24-bit mantissa times a ≤ 32-bit max); the sum is non-negative, so
+    // truncation is the floor.
+    (x as f64 * max as f64 + 0.5) as u32
 }
 
 /// Float to snorm code with `max` = 2^(bits−1) − 1: NaN → 0, clamp to [−1, 1], round to
 /// nearest (ties away from zero). −max is the most negative code produced, never −max−1.
+#[inline]
 fn snorm(x: f32, max: f32) -> i32 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(-1.0, 1.0) };
-    (x as f64 * max as f64).round() as i32
+    // Round half away from zero: truncate |v| + 0.5 (exact in f64), then restore the sign.
+    let v = x as f64 * max as f64;
+    let magnitude = (v.abs() + 0.5) as i32;
+    if v < 0.0 { -magnitude } else { magnitude }
 }
 
 /// Decodes an unsigned small float with a 5-bit exponent and `m` mantissa bits (the 11- and
@@ -1095,4 +1102,35 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
         return 0;
     }
     srgb_tables().thresholds.partition_point(|&t| t <= x) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The truncating unorm/snorm rounding equals floor(v + 0.5) / round-half-away on every
+    /// code's midpoint neighbourhood and on a sweep of the range.
+    #[test]
+    fn unorm_and_snorm_round_like_the_reference() {
+        let reference_unorm = |x: f32, max: f32| {
+            let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+            (x as f64 * max as f64 + 0.5).floor() as u32
+        };
+        let reference_snorm = |x: f32, max: f32| {
+            let x = if x.is_nan() { 0.0 } else { x.clamp(-1.0, 1.0) };
+            (x as f64 * max as f64).round() as i32
+        };
+        for max in [255.0f32, 1023.0, 65535.0, 127.0, 32767.0] {
+            let mut values: Vec<f32> = vec![f32::NAN, -2.0, -1.0, -0.0, 0.0, 1.0, 2.0];
+            for k in 0..=max as u32 {
+                let mid = (k as f32 + 0.5) / max;
+                values.extend([mid, mid.next_up(), mid.next_down(), -mid, -mid.next_up()]);
+            }
+            values.extend((0..10_000).map(|i| i as f32 / 9_999.0 * 2.0 - 1.0));
+            for x in values {
+                assert_eq!(unorm(x, max), reference_unorm(x, max), "unorm {x} × {max}");
+                assert_eq!(snorm(x, max), reference_snorm(x, max), "snorm {x} × {max}");
+            }
+        }
+    }
 }
