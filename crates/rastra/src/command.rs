@@ -14,7 +14,8 @@ use crate::error::{Error, validation};
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
 use crate::resource::{Buffer, BufferUsages, TextureUsages};
 use crate::texture::{
-    Extent3d, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureView, copy_size,
+    CopyDirection, Extent3d, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureView,
+    check_depth_stencil_copy, copy_size,
 };
 use crate::{IndexFormat, VertexStepMode};
 use rastra_shader::TextureSampleKind;
@@ -295,6 +296,11 @@ impl CommandEncoder {
                 return validation("copy destination buffer lacks COPY_DST usage");
             }
             check_buffer_copy(src.texture, &layout)?;
+            check_depth_stencil_copy(
+                src.texture.format(),
+                src.aspect,
+                CopyDirection::OutOfTexture,
+            )?;
             src.texture.read_lock().validate_copy(
                 &src.at(),
                 size,
@@ -331,6 +337,7 @@ impl CommandEncoder {
                 return validation("copy destination texture lacks COPY_DST usage");
             }
             check_buffer_copy(dst.texture, &layout)?;
+            check_depth_stencil_copy(dst.texture.format(), dst.aspect, CopyDirection::IntoTexture)?;
             dst.texture.read_lock().validate_copy(
                 &dst.at(),
                 size,
@@ -1036,8 +1043,8 @@ fn validate_texture_bindings(
 }
 
 /// The WebGPU rules for a buffer side of a texture copy: offset a multiple of the texel
-/// block size, bytes per row a multiple of 256; multisampled and depth/stencil textures
-/// take no buffer copies here.
+/// block size, bytes per row a multiple of 256; multisampled textures take no buffer copies
+/// (depth/stencil rules: `texture::check_depth_stencil_copy`).
 fn check_buffer_copy(texture: &Texture, layout: &TexelCopyBufferLayout) -> Result<(), Error> {
     if texture.sample_count() != 1 {
         return validation("multisampled textures cannot be copied to or from buffers");

@@ -16,8 +16,8 @@ use crate::pipeline::{RenderPipeline, RenderPipelineDescriptor};
 use crate::resource::{Buffer, BufferDescriptor, BufferUsages, TextureUsages};
 use crate::shader::{ShaderModule, ShaderModuleDescriptor};
 use crate::texture::{
-    Extent3d, Sampler, SamplerDescriptor, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture,
-    TextureDescriptor, copy_size,
+    CopyDirection, Extent3d, Sampler, SamplerDescriptor, TexelCopyBufferLayout,
+    TexelCopyTextureInfo, Texture, TextureDescriptor, check_depth_stencil_copy, copy_size,
 };
 
 /// Device configuration.
@@ -241,6 +241,7 @@ impl Queue {
         if dst.texture.sample_count() != 1 {
             return validation("multisampled textures cannot be written");
         }
+        check_depth_stencil_copy(dst.texture.format(), dst.aspect, CopyDirection::IntoTexture)?;
         dst.texture
             .write_lock()
             .write(dst.at(), data, layout, copy_size(size))?;

@@ -363,3 +363,57 @@ impl TexelCopyTextureInfo<'_> {
 pub(crate) fn copy_size(e: Extent3d) -> [u32; 3] {
     e.array()
 }
+
+/// Which way texels move in a copy between a texture and a buffer (or host memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CopyDirection {
+    IntoTexture,
+    OutOfTexture,
+}
+
+/// WebGPU's depth/stencil rules for copies between a texture and a buffer: the copy names
+/// one aspect (a combined format needs `DepthOnly` or `StencilOnly`); stencil aspects copy
+/// both ways; the depth aspect of `depth16unorm` both ways, of `depth32float` only out of the
+/// texture, of `depth24plus` never (its bits are the implementation's).
+pub(crate) fn check_depth_stencil_copy(
+    format: TextureFormat,
+    aspect: TextureAspect,
+    direction: CopyDirection,
+) -> Result<(), Error> {
+    if !format.is_depth_stencil() {
+        return Ok(());
+    }
+    let combined = format.is_depth() && format.has_stencil();
+    let depth = match aspect {
+        TextureAspect::All if combined => {
+            return validation(format!(
+                "a buffer copy of {format:?} must name one aspect (DepthOnly or StencilOnly)"
+            ));
+        }
+        TextureAspect::All => format.is_depth(),
+        TextureAspect::DepthOnly => true,
+        TextureAspect::StencilOnly => false,
+    };
+    if !depth {
+        return Ok(());
+    }
+    let allowed = match format {
+        TextureFormat::Depth16Unorm => true,
+        TextureFormat::Depth32Float | TextureFormat::Depth32FloatStencil8 => {
+            direction == CopyDirection::OutOfTexture
+        }
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        let way = match direction {
+            CopyDirection::IntoTexture => "into",
+            CopyDirection::OutOfTexture => "out of",
+        };
+        validation(format!(
+            "the depth aspect of {format:?} cannot be copied {way} a texture from or to a \
+             buffer (WebGPU allows depth16unorm both ways and depth32float out only)"
+        ))
+    }
+}

@@ -457,7 +457,11 @@ fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
     // A depth texture written by an upload (never cleared) and then loaded by a pass: its
     // Hi-Z bounds must not assume the zeros a fresh texture starts with.
     let s = Setup::new();
-    let p = s.pipeline("fs", Some(depth_less()), None, 1);
+    let depth_state = DepthStencilState {
+        format: TextureFormat::Depth16Unorm,
+        ..depth_less()
+    };
+    let p = s.pipeline("fs", Some(depth_state), None, 1);
     let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
     let depth = s
         .device
@@ -471,11 +475,13 @@ fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
             mip_level_count: 1,
             sample_count: 1,
             dimension: TextureDimension::D2,
-            format: TextureFormat::Depth32Float,
+            // The one depth format WebGPU lets a buffer or upload write.
+            format: TextureFormat::Depth16Unorm,
             usage: TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_DST,
         })
         .unwrap();
-    let stored: Vec<u8> = (0..256).flat_map(|_| 0.5f32.to_le_bytes()).collect();
+    // 32768 / 65535 ≈ 0.5.
+    let stored: Vec<u8> = (0..256).flat_map(|_| 32768u16.to_le_bytes()).collect();
     s.queue.write_texture(&depth, &stored).unwrap();
     let (cv, dv) = (color.create_view(), depth.create_view());
     let near = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.25, [0.0, 1.0, 0.0, 1.0]));

@@ -466,3 +466,74 @@ fn exponential_inlining_is_refused() {
         "{err}"
     );
 }
+
+/// WebGPU's depth/stencil rules for buffer copies and uploads: depth16unorm both ways,
+/// depth32float only out of the texture, depth24plus never; combined formats name an aspect.
+#[test]
+fn depth_buffer_copies_follow_webgpu() {
+    let (device, queue) = device();
+    let texture = |format| {
+        device
+            .create_texture(&TextureDescriptor {
+                label: None,
+                size: Extent3d {
+                    width: 4,
+                    height: 4,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: TextureDimension::D2,
+                format,
+                usage: TextureUsages::COPY_DST | TextureUsages::COPY_SRC,
+            })
+            .unwrap()
+    };
+    assert!(
+        queue
+            .write_texture(&texture(TextureFormat::Depth16Unorm), &[0; 32])
+            .is_ok()
+    );
+    for format in [
+        TextureFormat::Depth32Float,
+        TextureFormat::Depth24Plus,
+        TextureFormat::Depth24PlusStencil8,
+    ] {
+        let t = texture(format);
+        let size = 16 * format.block_size();
+        match queue.write_texture(&t, &vec![0; size]) {
+            Err(Error::Validation(m)) => assert!(m.contains(&format!("{format:?}")), "{m}"),
+            other => panic!("{format:?}: {other:?}"),
+        }
+    }
+    // Out of the texture: depth32float yes, depth24plus no.
+    let buffer = device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 1024,
+            usage: BufferUsages::COPY_DST,
+        })
+        .unwrap();
+    for (format, ok) in [
+        (TextureFormat::Depth32Float, true),
+        (TextureFormat::Depth24Plus, false),
+    ] {
+        let t = texture(format);
+        let mut encoder = device.create_command_encoder();
+        encoder.copy_texture_to_buffer_region(
+            &TexelCopyTextureInfo::whole(&t),
+            &buffer,
+            TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(256),
+                rows_per_image: None,
+            },
+            Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: 1,
+            },
+        );
+        assert_eq!(encoder.finish().is_ok(), ok, "{format:?}");
+    }
+}
