@@ -1,8 +1,10 @@
 //! One draw through the whole pipeline — the part of the command processor that runs a
 //! draw (T2/T3 → T9). The front end (input assembly, vertex batches, clip, setup, binning)
-//! runs first and fills per-draw triangle storage and tile bins; the back end then walks the
-//! tiles, each one independently, rasterizing its bin in API order into quads that go
-//! through the pixel pipeline.
+//! runs first and fills per-draw triangle storage and tile bins: assembly and batching on
+//! the submitting thread, shading, clipping and setup of groups of batches on the workers
+//! (OpenSWR's "any worker runs a chunk of the draw"), merged in batch order for binning.
+//! The back end then walks the tiles, each one independently, rasterizing its bin in API
+//! order into quads that go through the pixel pipeline.
 
 use std::fmt;
 use std::ops::Range;
@@ -10,7 +12,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, Resources, TextureBinding, Warp};
 use rastra_stats::Counters;
-use rastra_texture::{L2Cache, Sampler, TextureUnit};
+use rastra_texture::{CacheConfig, L2Cache, L2Request, Sampler, TexelCacheStats, TextureUnit};
 
 use crate::binning::Bins;
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
@@ -200,18 +202,19 @@ pub fn draw(
 ) -> Result<(), DrawError> {
     let (width, height) = (fb.width, fb.height);
     let texel_cache = *l2.config();
-    let mut vertex_unit = TextureUnit::with_shared_l2(texel_cache);
     front_end(
         call,
         width,
         height,
-        &mut vertex_unit,
+        workers,
+        texel_cache,
         budget,
         counters,
-        &mut |front, unit, budget, counters| {
-            // The vertex shaders' texel traffic reaches the L2 before the pixels'.
-            if call.vertex_resources.uses_textures() {
-                account_texels(drain_texture_unit(unit), l2, counters);
+        &mut |front, vertex_texels, budget, counters| {
+            // The vertex shaders' texel traffic reaches the L2 before the pixels', batch by
+            // batch.
+            for texels in vertex_texels.drain(..) {
+                account_texels(texels, l2, counters);
             }
             back_end(call, fb, front, workers, l2, budget, counters)
         },
@@ -222,17 +225,55 @@ pub fn draw(
 /// memory a draw holds however many primitives it has.
 const CHUNK_TRIANGLES: usize = 1 << 18;
 
-/// Where the front end hands its output: the back end, which consumes the triangles.
-type BackEnd<'s> = dyn FnMut(&FrontEndOutput, &mut TextureUnit, &mut u64, &mut Counters) -> Result<(), DrawError>
+/// Vertex batches the front end hands to its workers at once: enough to share between
+/// threads, few enough that the hand-off and the in-order merge stay cheap.
+const GROUP_BATCHES: usize = 64;
+
+/// The texel-cache figures and L2 log of one vertex batch's shader core.
+type TexelLog = (TexelCacheStats, Vec<L2Request>);
+
+/// Where the front end hands its output: the back end, which consumes the triangles (and
+/// first replays the vertex batches' texel logs, in batch order).
+type BackEnd<'s> = dyn FnMut(&FrontEndOutput, &mut Vec<TexelLog>, &mut u64, &mut Counters) -> Result<(), DrawError>
     + 's;
+
+/// Triangles set up from one vertex batch; `Triangle::attrs` index `attrs`.
+#[derive(Default)]
+struct SetUp {
+    triangles: Vec<Triangle>,
+    attrs: Vec<u32>,
+}
+
+/// What a worker returns for one vertex batch.
+struct BatchOutput {
+    set_up: SetUp,
+    counters: Counters,
+    texels: Option<TexelLog>,
+}
+
+/// A worker's shader core for vertex batches, made once per chunk of work it takes.
+struct VertexCore {
+    warp: Warp,
+    shaded: ShadedBatch,
+    clipper: Clipper,
+    unit: TextureUnit,
+}
 
 /// Runs the front end over the whole draw, passing each chunk of set-up triangles (in API
 /// order) to `back_end` as it fills.
+///
+/// Input assembly and batching run on the calling thread (they decide the batches, so the
+/// vertex cache's figures do not depend on threads); groups of [`GROUP_BATCHES`] batches are
+/// then shaded, clipped and set up by the workers, one batch per job on a shader core whose
+/// texel L1 starts empty, and merged back in batch order — triangle numbering, tile bins
+/// and statistics come out as if one thread had done it all.
+#[allow(clippy::too_many_arguments)]
 fn front_end(
     call: &DrawCall<'_>,
     width: u32,
     height: u32,
-    unit: &mut TextureUnit,
+    workers: &Workers,
+    texel_cache: CacheConfig,
     budget: &mut u64,
     counters: &mut Counters,
     back_end: &mut BackEnd<'_>,
@@ -254,6 +295,7 @@ fn front_end(
     for v in &p.varyings {
         modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
     }
+    let textured = call.vertex_resources.uses_textures();
     let shading = VertexShading {
         pipeline: p,
         vertex_buffers: &call.vertex_buffers,
@@ -288,9 +330,94 @@ fn front_end(
         attrs: Vec::new(),
         bins: Bins::new(width, height),
     };
-    let mut warp = Warp::new(&p.desc.vertex);
-    let mut shaded = ShadedBatch::default();
-    let mut clipper = Clipper::default();
+    let mut vertex_texels: Vec<TexelLog> = Vec::new();
+    // One batch on a worker's shader core: shade, then clip, cull and set up its triangles.
+    let run_batch = |core: &mut VertexCore,
+                     instance: u32,
+                     batch: &Batch,
+                     shared_budget: &AtomicU64|
+     -> Result<BatchOutput, ExecError> {
+        let mut counters = Counters::default();
+        if textured {
+            core.unit.invalidate_l1();
+        }
+        let start = shared_budget.load(Ordering::Relaxed);
+        let mut local = start;
+        let shaded = shading.shade(
+            batch,
+            instance,
+            &mut core.warp,
+            &mut core.unit,
+            &mut core.shaded,
+            &mut local,
+            &mut counters,
+        );
+        let used = start - local;
+        let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+            Some(b.saturating_sub(used))
+        });
+        shaded?;
+        let mut set_up = SetUp::default();
+        for slots in &batch.prims {
+            let s = slots.map(|s| s as usize);
+            process_triangle(
+                &setup,
+                &clip_space,
+                &mut core.clipper,
+                &modes,
+                &core.shaded,
+                s,
+                &mut set_up,
+                &mut counters,
+            );
+        }
+        Ok(BatchOutput {
+            set_up,
+            counters,
+            texels: textured.then(|| drain_texture_unit(&mut core.unit)),
+        })
+    };
+    // Batches gathered for the workers: (instance, batch); `pending` of them are in use
+    // (the rest keep their allocations for reuse).
+    let mut group: Vec<(u32, Batch)> = Vec::new();
+    let mut pending = 0usize;
+    let mut run_group = |group: &[(u32, Batch)],
+                         out: &mut FrontEndOutput,
+                         vertex_texels: &mut Vec<TexelLog>,
+                         budget: &mut u64,
+                         counters: &mut Counters|
+     -> Result<(), DrawError> {
+        let shared_budget = AtomicU64::new(*budget);
+        let results = workers.map_init(
+            group.len(),
+            || VertexCore {
+                warp: Warp::new(&p.desc.vertex),
+                shaded: ShadedBatch::default(),
+                clipper: Clipper::default(),
+                unit: TextureUnit::with_shared_l2(texel_cache),
+            },
+            |core, i| run_batch(core, group[i].0, &group[i].1, &shared_budget),
+        );
+        *budget = shared_budget.load(Ordering::Relaxed);
+        for result in results {
+            let batch = result?;
+            counters.accumulate(&batch.counters);
+            vertex_texels.extend(batch.texels);
+            let base = out.attrs.len() as u32;
+            out.attrs.extend_from_slice(&batch.set_up.attrs);
+            for mut tri in batch.set_up.triangles {
+                tri.attrs += base;
+                let index = out.triangles.len() as u32;
+                out.bins.insert(index, &tri.bounds, counters);
+                out.triangles.push(tri);
+            }
+        }
+        if out.triangles.len() >= CHUNK_TRIANGLES {
+            back_end(out, vertex_texels, budget, counters)?;
+            out.clear();
+        }
+        Ok(())
+    };
     let mut error: Option<DrawError> = None;
     for instance in call.instances.clone() {
         let mut batcher = Batcher::default();
@@ -298,36 +425,19 @@ fn front_end(
             if error.is_some() {
                 return;
             }
-            if let Err(e) = shading.shade(
-                batch,
-                instance,
-                &mut warp,
-                unit,
-                &mut shaded,
-                budget,
-                counters,
-            ) {
-                error = Some(e.into());
-                return;
+            match group.get_mut(pending) {
+                Some(slot) => {
+                    slot.0 = instance;
+                    slot.1.clone_from(batch);
+                }
+                None => group.push((instance, batch.clone())),
             }
-            for slots in &batch.prims {
-                let s = slots.map(|s| s as usize);
-                process_triangle(
-                    &setup,
-                    &clip_space,
-                    &mut clipper,
-                    &modes,
-                    &shaded,
-                    s,
-                    &mut out,
-                    counters,
-                );
-            }
-            if out.triangles.len() >= CHUNK_TRIANGLES {
-                if let Err(e) = back_end(&out, unit, budget, counters) {
+            pending += 1;
+            if pending == GROUP_BATCHES {
+                pending = 0;
+                if let Err(e) = run_group(&group, &mut out, &mut vertex_texels, budget, counters) {
                     error = Some(e);
                 }
-                out.clear();
             }
         };
         for_each_triangle(prim.topology, &source, count, counters, |t, counters| {
@@ -338,8 +448,15 @@ fn front_end(
             return Err(e);
         }
     }
+    run_group(
+        &group[..pending],
+        &mut out,
+        &mut vertex_texels,
+        budget,
+        counters,
+    )?;
     // The last chunk (possibly empty: the vertex shaders' texel traffic still counts).
-    back_end(&out, unit, budget, counters)
+    back_end(&out, &mut vertex_texels, budget, counters)
 }
 
 /// Clip, cull and set up one assembled triangle (slots into the shaded batch).
@@ -351,7 +468,7 @@ fn process_triangle(
     modes: &[rastra_shader::Interpolation],
     shaded: &ShadedBatch,
     s: [usize; 3],
-    out: &mut FrontEndOutput,
+    out: &mut SetUp,
     counters: &mut Counters,
 ) {
     counters.clipping_invocations += 1;
@@ -385,7 +502,7 @@ fn emit_triangle(
     setup: &SetupState,
     pos: [&[f32; 4]; 3],
     attrs: [&[u32]; 3],
-    out: &mut FrontEndOutput,
+    out: &mut SetUp,
     counters: &mut Counters,
 ) {
     match setup.setup(pos, out.attrs.len() as u32) {
@@ -394,8 +511,6 @@ fn emit_triangle(
                 out.attrs.extend_from_slice(attrs[k]);
             }
             counters.triangles_setup += 1;
-            let index = out.triangles.len() as u32;
-            out.bins.insert(index, &tri.bounds, counters);
             out.triangles.push(tri);
         }
         Err(Culled::ZeroArea) => counters.culled_zero_area += 1,

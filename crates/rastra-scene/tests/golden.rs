@@ -73,10 +73,17 @@ fn builtin_scene_msaa4() {
     check("builtin-msaa4-192x108", &builtin::scene(192, 108, 4));
 }
 
-/// Images and statistics are bit-identical whatever the number of worker threads.
+/// Images and statistics are bit-identical whatever the number of worker threads — the
+/// front end's batch groups and the back end's tiles alike (the workloads put thousands of
+/// batches through the front end's workers).
 #[test]
 fn identical_for_any_thread_count() {
-    for frame in [builtin::scene(200, 120, 1), builtin::scene(160, 96, 4)] {
+    for frame in [
+        builtin::scene(200, 120, 1),
+        builtin::scene(160, 96, 4),
+        rastra_scene::workloads::small_triangles(128, 96, 5_000),
+        rastra_scene::workloads::textured_cubes(128, 72, 900),
+    ] {
         let render = |threads| {
             frame
                 .render(
