@@ -73,6 +73,38 @@ fn apply(
     }
 }
 
+/// Blend states with a short path: the "over" operators most blended draws use. Each
+/// computes exactly the generic path's expressions in the same order (bit-identical).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlendPath {
+    Generic,
+    /// `BlendState::ALPHA_BLENDING`.
+    Alpha,
+    /// `BlendState::PREMULTIPLIED_ALPHA_BLENDING`.
+    Premultiplied,
+}
+
+impl BlendPath {
+    fn of(state: &Option<BlendState>) -> BlendPath {
+        match state {
+            Some(b) if *b == BlendState::ALPHA_BLENDING => BlendPath::Alpha,
+            Some(b) if *b == BlendState::PREMULTIPLIED_ALPHA_BLENDING => BlendPath::Premultiplied,
+            _ => BlendPath::Generic,
+        }
+    }
+}
+
+/// 8-bit unorm codes as floats (`code / 255`, the generic decode's arithmetic).
+const UNORM8_TO_F32: [f32; 256] = {
+    let mut table = [0.0; 256];
+    let mut code = 0;
+    while code < 256 {
+        table[code] = code as f32 / 255.0;
+        code += 1;
+    }
+    table
+};
+
 /// Blends `src` over `dst` (both linear RGBA).
 pub fn blend(state: &BlendState, src: [f32; 4], dst: [f32; 4], constant: [f32; 4]) -> [f32; 4] {
     let mut out = [0.0; 4];
@@ -94,6 +126,7 @@ pub struct Rop {
     pub size: usize,
     /// 8-bit RGBA/BGRA unorm targets take a short path around the generic texel codec.
     unorm8: Option<Unorm8Order>,
+    blend_path: BlendPath,
 }
 
 /// Channel order of an 8-bit unorm RGBA-like target.
@@ -124,7 +157,7 @@ impl Rop {
 
     #[inline]
     fn decode(&self, texel: &[u8]) -> [f32; 4] {
-        let n = |b: u8| b as f32 / 255.0;
+        let n = |b: u8| UNORM8_TO_F32[b as usize];
         match self.unorm8 {
             Some(Unorm8Order::Rgba) => [n(texel[0]), n(texel[1]), n(texel[2]), n(texel[3])],
             Some(Unorm8Order::Bgra) => [n(texel[2]), n(texel[1]), n(texel[0]), n(texel[3])],
@@ -151,6 +184,33 @@ impl Rop {
                 TextureFormat::Bgra8Unorm => Some(Unorm8Order::Bgra),
                 _ => None,
             },
+            blend_path: BlendPath::of(&state.blend),
+        }
+    }
+
+    /// Blends with the short path when the state has one.
+    #[inline]
+    fn blend(&self, state: &BlendState, src: [f32; 4], dst: [f32; 4]) -> [f32; 4] {
+        match self.blend_path {
+            BlendPath::Alpha => {
+                let (a, inv) = (src[3], 1.0 - src[3]);
+                [
+                    src[0] * a + dst[0] * inv,
+                    src[1] * a + dst[1] * inv,
+                    src[2] * a + dst[2] * inv,
+                    src[3] * 1.0 + dst[3] * inv,
+                ]
+            }
+            BlendPath::Premultiplied => {
+                let inv = 1.0 - src[3];
+                [
+                    src[0] * 1.0 + dst[0] * inv,
+                    src[1] * 1.0 + dst[1] * inv,
+                    src[2] * 1.0 + dst[2] * inv,
+                    src[3] * 1.0 + dst[3] * inv,
+                ]
+            }
+            BlendPath::Generic => blend(state, src, dst, self.constant),
         }
     }
 
@@ -178,18 +238,21 @@ impl Rop {
             }
             return (written, 0);
         }
+        let all_channels = self.state.write_mask.0 & 0xf == 0xf;
         for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
             if coverage & (1 << s) == 0 {
                 continue;
             }
             let dst = self.decode(texel);
             let mut out = match &self.state.blend {
-                Some(b) => blend(b, src, dst, self.constant),
+                Some(b) => self.blend(b, src, dst),
                 None => src,
             };
-            for (i, v) in out.iter_mut().enumerate() {
-                if !self.state.write_mask.writes(i) {
-                    *v = dst[i];
+            if !all_channels {
+                for (i, v) in out.iter_mut().enumerate() {
+                    if !self.state.write_mask.writes(i) {
+                        *v = dst[i];
+                    }
                 }
             }
             self.encode(out, texel);
@@ -216,6 +279,47 @@ mod tests {
             [0.0; 4],
         );
         assert_eq!(out, [0.25, 0.0, 0.75, 0.25 + 0.75]);
+    }
+
+    /// The short paths compute what the generic blend does, bit for bit, and the decode
+    /// table what the division does.
+    #[test]
+    fn short_paths_equal_the_generic_path() {
+        for (i, v) in UNORM8_TO_F32.iter().enumerate() {
+            assert_eq!(v.to_bits(), (i as f32 / 255.0).to_bits());
+        }
+        let mut x = 0x1234_5678u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 8) as f32 / (1u32 << 24) as f32
+        };
+        for state in [
+            BlendState::ALPHA_BLENDING,
+            BlendState::PREMULTIPLIED_ALPHA_BLENDING,
+        ] {
+            let rop = Rop::new(
+                ColorTargetState {
+                    format: TextureFormat::Rgba8Unorm,
+                    blend: Some(state),
+                    write_mask: crate::state::ColorWrites::ALL,
+                },
+                [0.0; 4],
+            );
+            assert_ne!(rop.blend_path, BlendPath::Generic);
+            for _ in 0..10_000 {
+                let src = [next(), next(), next(), next()];
+                let dst = [next(), next(), next(), next()];
+                let fast = rop.blend(&state, src, dst);
+                let generic = blend(&state, src, dst, [0.0; 4]);
+                assert_eq!(
+                    fast.map(f32::to_bits),
+                    generic.map(f32::to_bits),
+                    "{src:?} {dst:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -259,22 +259,24 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 }
             }
         }
+        // A quad's four lanes share a triangle: its three vertex values of each attribute
+        // word are fetched once per quad and weighted per lane.
         for v in &p.varyings {
             let weights = if v.sampling == Sampling::Centroid {
                 &centroid
             } else {
                 &center
             };
+            let comps = v.components as usize;
             let regs = warp.regs_mut(v.fs_reg, v.components);
-            for (c, reg) in regs.iter_mut().enumerate() {
-                let w = v.word as usize + c;
-                for lane in 0..lanes {
-                    let a = &self.attrs[attr_base[lane] + w..];
-                    reg[lane] = interpolate_word(
-                        v.interpolation,
-                        &weights[lane],
-                        [a[0], a[words], a[2 * words]],
-                    );
+            for q in 0..self.pending.len() {
+                let base = attr_base[q * 4] + v.word as usize;
+                let a = &self.attrs[base..base + 2 * words + comps];
+                for (c, reg) in regs.iter_mut().enumerate() {
+                    let f = [a[c], a[words + c], a[2 * words + c]];
+                    for lane in q * 4..q * 4 + 4 {
+                        reg[lane] = interpolate_word(v.interpolation, &weights[lane], f);
+                    }
                 }
             }
         }
