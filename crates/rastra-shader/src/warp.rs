@@ -134,14 +134,26 @@ fn lane_on(mask: Mask, l: usize) -> bool {
     (mask >> l) & 1 != 0
 }
 
+/// Counts one issued instruction: budget, instruction classes and active lanes. The mask's
+/// lane count is remembered in `lanes` (mask, count) — masks change only at control flow, and
+/// a popcount is a long instruction sequence on CPUs without a popcount unit.
 #[inline(always)]
-fn issue(budget: &mut u64, info: &mut ExecInfo, class: Class, mask: Mask) -> Result<(), ExecError> {
+fn issue(
+    budget: &mut u64,
+    info: &mut ExecInfo,
+    class: Class,
+    mask: Mask,
+    lanes: &mut (Mask, u64),
+) -> Result<(), ExecError> {
     if *budget == 0 {
         return Err(ExecError::BudgetExhausted);
     }
     *budget -= 1;
     info.instructions += 1;
-    info.active_lanes += mask.count_ones() as u64;
+    if lanes.0 != mask {
+        *lanes = (mask, mask.count_ones() as u64);
+    }
+    info.active_lanes += lanes.1;
     match class {
         Class::Alu => info.alu += 1,
         Class::Transcendental => info.transcendental += 1,
@@ -167,12 +179,13 @@ pub(crate) fn run(
     let regs = &mut warp.regs[..];
     let st = &mut warp.state;
     let mem = MemCx { resources, shared };
+    let mut lanes: (Mask, u64) = (0, 0);
     loop {
         let op = &code[st.pc as usize];
         st.pc += 1;
         match op {
             Op::Inst(inst, class) => {
-                issue(budget, info, *class, st.mask)?;
+                issue(budget, info, *class, st.mask, &mut lanes)?;
                 match inst {
                     Inst::Barrier => return Ok(Stop::Barrier),
                     Inst::Texture(t) => crate::texture::execute(regs, t, st.mask, resources, unit),
@@ -184,7 +197,7 @@ pub(crate) fn run(
                 else_pc,
                 end_pc: _,
             } => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 let c = cond_mask(&regs[cond.0 as usize]);
                 let (t, e) = (st.mask & c, st.mask & !c);
                 if t != 0 && e != 0 {
@@ -216,8 +229,8 @@ pub(crate) fn run(
                 st.skip_if_empty();
             }
             Op::Loop { continuing_pc } => {
-                issue(budget, info, Class::Control, st.mask)?;
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.frames.push(Frame {
                     end: *continuing_pc,
                     c: st.mask,
@@ -255,7 +268,7 @@ pub(crate) fn run(
                     f.c = st.mask;
                     f.end = *continuing_pc;
                     st.pc = *body_pc;
-                    issue(budget, info, Class::Control, st.mask)?;
+                    issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 }
             }
             Op::LoopEnd => {
@@ -264,7 +277,7 @@ pub(crate) fn run(
                 st.skip_if_empty();
             }
             Op::Switch { selector, values } => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 let sel = &regs[selector.0 as usize];
                 let mut matched = 0;
                 let mut targets = 0;
@@ -318,7 +331,7 @@ pub(crate) fn run(
                 st.skip_if_empty();
             }
             Op::Region { end_pc } => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.frames.push(Frame {
                     end: *end_pc,
                     ..Frame::default()
@@ -330,19 +343,19 @@ pub(crate) fn run(
                 st.skip_if_empty();
             }
             Op::Break { frame } | Op::Return { frame } => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.frames[*frame as usize].a |= st.mask;
                 st.mask = 0;
                 st.pc = st.frames[st.frames.len() - 1].end;
             }
             Op::Continue { frame } => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.frames[*frame as usize].b |= st.mask;
                 st.mask = 0;
                 st.pc = st.frames[st.frames.len() - 1].end;
             }
             Op::Kill => {
-                issue(budget, info, Class::Control, st.mask)?;
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.discarded |= st.mask;
                 st.helpers |= st.mask;
             }
