@@ -189,7 +189,8 @@ struct FrontEndOutput {
     bins: Bins,
 }
 
-/// Runs one draw: the front end on the calling thread, the back end's tiles on `workers`.
+/// Runs one draw: the front end's assembly and batching on the calling thread, its batch
+/// groups and the back end's tiles on `workers`.
 /// `budget` is the shader instruction budget left for the submission; `l2` is the
 /// device's texture L2, shared by every texture unit (see `cores::account_texels`).
 pub fn draw(
@@ -249,6 +250,8 @@ struct BatchOutput {
     set_up: SetUp,
     counters: Counters,
     texels: Option<TexelLog>,
+    /// Shader instructions the batch issued.
+    instructions: u64,
 }
 
 /// A worker's shader core for vertex batches, made once per chunk of work it takes.
@@ -332,18 +335,20 @@ fn front_end(
     };
     let mut vertex_texels: Vec<TexelLog> = Vec::new();
     // One batch on a worker's shader core: shade, then clip, cull and set up its triangles.
+    // Every batch of a group may use up to the budget left when the group started; the
+    // merge charges them in batch order, so exhaustion is decided the same way for any
+    // number of threads.
     let run_batch = |core: &mut VertexCore,
                      instance: u32,
                      batch: &Batch,
-                     shared_budget: &AtomicU64|
+                     budget: u64|
      -> Result<BatchOutput, ExecError> {
         let mut counters = Counters::default();
         if textured {
             core.unit.invalidate_l1();
         }
-        let start = shared_budget.load(Ordering::Relaxed);
-        let mut local = start;
-        let shaded = shading.shade(
+        let mut local = budget;
+        shading.shade(
             batch,
             instance,
             &mut core.warp,
@@ -351,12 +356,7 @@ fn front_end(
             &mut core.shaded,
             &mut local,
             &mut counters,
-        );
-        let used = start - local;
-        let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-            Some(b.saturating_sub(used))
-        });
-        shaded?;
+        )?;
         let mut set_up = SetUp::default();
         for slots in &batch.prims {
             let s = slots.map(|s| s as usize);
@@ -375,6 +375,7 @@ fn front_end(
             set_up,
             counters,
             texels: textured.then(|| drain_texture_unit(&mut core.unit)),
+            instructions: budget - local,
         })
     };
     // Batches gathered for the workers: (instance, batch); `pending` of them are in use
@@ -387,7 +388,7 @@ fn front_end(
                          budget: &mut u64,
                          counters: &mut Counters|
      -> Result<(), DrawError> {
-        let shared_budget = AtomicU64::new(*budget);
+        let group_budget = *budget;
         let results = workers.map_init(
             group.len(),
             || VertexCore {
@@ -396,11 +397,13 @@ fn front_end(
                 clipper: Clipper::default(),
                 unit: TextureUnit::with_shared_l2(texel_cache),
             },
-            |core, i| run_batch(core, group[i].0, &group[i].1, &shared_budget),
+            |core, i| run_batch(core, group[i].0, &group[i].1, group_budget),
         );
-        *budget = shared_budget.load(Ordering::Relaxed);
         for result in results {
             let batch = result?;
+            *budget = budget
+                .checked_sub(batch.instructions)
+                .ok_or(ExecError::BudgetExhausted)?;
             counters.accumulate(&batch.counters);
             vertex_texels.extend(batch.texels);
             let base = out.attrs.len() as u32;

@@ -108,11 +108,14 @@ fn sampler_index(samplers: &mut Vec<SamplerDescriptor>, sampler: Sampler) -> usi
         mag_filter: filter(sampler.mag_filter),
         min_filter: filter(sampler.min_filter),
         mipmap_filter: filter(sampler.mipmap_filter.unwrap_or(Filter::Nearest)),
-        // Minification without a mipmap mode samples level 0 only.
+        // Minification without a mipmap mode samples level 0 only. The clamp is 0.25, not 0:
+        // the min/mag choice follows the clamped LOD, so 0 would always magnify (Vulkan's
+        // note on emulating non-mipmapped minification); with nearest mip selection 0.25
+        // still rounds to level 0.
         lod_max_clamp: if sampler.mipmap_filter.is_some() {
             32.0
         } else {
-            0.0
+            0.25
         },
         ..SamplerDescriptor::default()
     };

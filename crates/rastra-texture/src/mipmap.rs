@@ -52,6 +52,9 @@ pub fn generate(
     if levels == 0 || levels > max {
         return invalid!("{levels} mip levels for a {size:?} texture (1 to {max})");
     }
+    if dimension == TextureDimension::D1 && size[1] != 1 {
+        return invalid!("a 1D texture of size {size:?} (its height must be 1)");
+    }
     let texel = format.block_size();
     let expected = size.iter().map(|&s| s as usize).product::<usize>() * texel;
     if level0.len() != expected {
@@ -94,6 +97,7 @@ fn reduce(format: TextureFormat, src: &[u8], src_size: [u32; 3], dst_size: [u32;
             continue;
         }
         let taps = box_taps(size[axis], m);
+        let n = size[axis] as f64;
         let mut out_size = size;
         out_size[axis] = m;
         let mut out = vec![[0.0f32; 4]; out_size.iter().product()];
@@ -109,14 +113,18 @@ fn reduce(format: TextureFormat, src: &[u8], src_size: [u32; 3], dst_size: [u32;
                             base += at[k] * stride[k];
                         }
                     }
-                    let mut sum = [0.0f32; 4];
-                    for &(j, w) in &taps[at[axis]] {
+                    // Σ value × overlap in f64 (exact for these few terms), divided once by
+                    // the interval length and rounded once: a constant level stays exactly
+                    // constant.
+                    let mut sum = [0.0f64; 4];
+                    for &(j, overlap) in &taps[at[axis]] {
                         let v = values[base + j * stride[axis]];
                         for c in 0..4 {
-                            sum[c] += v[c] * w;
+                            sum[c] += v[c] as f64 * overlap as f64;
                         }
                     }
-                    out[x * out_stride[0] + y * out_stride[1] + z * out_stride[2]] = sum;
+                    out[x * out_stride[0] + y * out_stride[1] + z * out_stride[2]] =
+                        sum.map(|s| (s / n) as f32);
                 }
             }
         }
@@ -132,17 +140,14 @@ fn reduce(format: TextureFormat, src: &[u8], src_size: [u32; 3], dst_size: [u32;
 }
 
 /// For each of `m` destination texels, the source texels of an `n`-texel axis it covers and
-/// their weights (overlap of `[i·n/m, (i+1)·n/m)` with each source texel, normalised).
-fn box_taps(n: usize, m: usize) -> Vec<Vec<(usize, f32)>> {
+/// their overlaps with `[i·n/m, (i+1)·n/m)`, in units of 1/m texel (they sum to `n`).
+fn box_taps(n: usize, m: usize) -> Vec<Vec<(usize, u32)>> {
     (0..m)
         .map(|i| {
-            // Exact in rationals: interval [i·n, (i+1)·n) in units of 1/m source texels.
+            // Exact in integers: interval [i·n, (i+1)·n) in units of 1/m source texels.
             let (lo, hi) = (i * n, (i + 1) * n);
             (lo / m..hi.div_ceil(m))
-                .map(|j| {
-                    let overlap = hi.min((j + 1) * m) - lo.max(j * m);
-                    (j, overlap as f32 / n as f32)
-                })
+                .map(|j| (j, (hi.min((j + 1) * m) - lo.max(j * m)) as u32))
                 .collect()
         })
         .collect()
@@ -156,23 +161,41 @@ mod tests {
     fn box_taps_cover_each_interval_exactly() {
         assert_eq!(
             box_taps(4, 2),
-            vec![vec![(0, 0.5), (1, 0.5)], vec![(2, 0.5), (3, 0.5)]]
+            vec![vec![(0, 2), (1, 2)], vec![(2, 2), (3, 2)]]
         );
         // 3 → 1: all three texels, equal weight.
-        let t = box_taps(3, 1);
-        assert_eq!(t[0].len(), 3);
-        assert!(t[0].iter().all(|&(_, w)| (w - 1.0 / 3.0).abs() < 1e-7));
+        assert_eq!(box_taps(3, 1), vec![vec![(0, 1), (1, 1), (2, 1)]]);
         // 5 → 2: 0, 1, half of 2 | half of 2, 3, 4.
-        let t = box_taps(5, 2);
-        assert_eq!(t[0], vec![(0, 0.4), (1, 0.4), (2, 0.2)]);
-        assert_eq!(t[1], vec![(2, 0.2), (3, 0.4), (4, 0.4)]);
+        assert_eq!(
+            box_taps(5, 2),
+            vec![vec![(0, 2), (1, 2), (2, 1)], vec![(2, 1), (3, 2), (4, 2)]]
+        );
         for n in 1..40 {
             let m = (n / 2).max(1);
             for taps in box_taps(n, m) {
-                let sum: f32 = taps.iter().map(|t| t.1).sum();
-                assert!((sum - 1.0).abs() < 1e-6, "{n}→{m}: {sum}");
+                assert_eq!(
+                    taps.iter().map(|t| t.1 as usize).sum::<usize>(),
+                    n,
+                    "{n}→{m}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn constant_levels_stay_exactly_constant() {
+        let format = TextureFormat::R32Float;
+        let v = 0.1f32;
+        let level0: Vec<u8> = (0..7 * 5).flat_map(|_| v.to_le_bytes()).collect();
+        let chain = generate(format, [7, 5, 1], TextureDimension::D2, 3, level0).unwrap();
+        for level in &chain {
+            assert!(
+                level.chunks_exact(4).all(|t| t == v.to_le_bytes()),
+                "{level:?}"
+            );
+        }
+        // A 1D texture must have height 1.
+        assert!(generate(format, [4, 2, 1], TextureDimension::D1, 1, vec![0; 32]).is_err());
     }
 
     #[test]

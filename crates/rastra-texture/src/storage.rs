@@ -22,9 +22,11 @@
 //!
 //! Uploads and downloads convert between that layout and linear rows with a row pitch
 //! (WebGPU `GPUTexelCopyBufferLayout`: offset, bytes per row, rows per image), and
-//! `copy_texture_to_texture` copies regions between textures. Copies move the stored bytes
-//! of every aspect (a depth24plus-stencil8 texel is 4 bytes: depth in bytes 0..3, stencil in
-//! byte 3; depth32float-stencil8 is 8: f32 depth, stencil, 3 pad bytes).
+//! `copy_texture_to_texture` copies regions between textures. Texture-to-texture copies move
+//! the stored bytes of every aspect; uploads and downloads may name one aspect of a combined
+//! format (a depth24plus-stencil8 texel is 4 bytes: depth in bytes 0..3, stencil in byte 3;
+//! depth32float-stencil8 is 8: f32 depth, stencil, 3 pad bytes), whose bytes are then packed
+//! in the linear data.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -362,6 +364,28 @@ struct Region {
     rows: u32,
     images: u32,
     z: u32,
+    /// The bytes of each stored element the copy moves: (offset, length) — the whole
+    /// element, or one aspect of a combined depth-stencil texel.
+    part: (usize, usize),
+}
+
+/// The bytes of a stored `format` element that a copy of `aspect` moves (offset, length).
+fn aspect_part(
+    format: TextureFormat,
+    aspect: TextureAspect,
+) -> Result<(usize, usize), TextureError> {
+    use TextureFormat::{Depth24PlusStencil8, Depth32FloatStencil8};
+    match (format, aspect) {
+        (Depth24PlusStencil8, TextureAspect::StencilOnly) => Ok((3, 1)),
+        (Depth24PlusStencil8, TextureAspect::DepthOnly) => Err(TextureError::Unsupported(
+            "copying the depth aspect of Depth24PlusStencil8 on its own (its depth bits are \
+             the implementation's; WebGPU does not copy them)"
+                .to_string(),
+        )),
+        (Depth32FloatStencil8, TextureAspect::DepthOnly) => Ok((0, 4)),
+        (Depth32FloatStencil8, TextureAspect::StencilOnly) => Ok((4, 1)),
+        _ => Ok((0, format.block_size())),
+    }
 }
 
 impl Texture {
@@ -515,11 +539,7 @@ impl Texture {
         if !f.has_aspect(at.aspect) {
             return invalid!("{f:?} has no {:?} aspect", at.aspect);
         }
-        if at.aspect != TextureAspect::All && f.is_depth() && f.has_stencil() {
-            return Err(TextureError::Unsupported(format!(
-                "copying one aspect of combined depth-stencil format {f:?}"
-            )));
-        }
+        let part = aspect_part(f, at.aspect)?;
         let phys = self.desc.physical_mip_size(at.mip_level);
         for i in 0..3 {
             if at.origin[i] as u64 + size[i] as u64 > phys[i] as u64 {
@@ -548,6 +568,7 @@ impl Texture {
             rows: size[1] / bh,
             images: size[2],
             z: at.origin[2],
+            part,
         })
     }
 
@@ -562,7 +583,7 @@ impl Texture {
         bpr: u64,
         rpi: u64,
     ) -> Vec<(usize, usize)> {
-        let elem = self.desc.format.block_size();
+        let (part_offset, elem) = r.part;
         let mut offsets = Vec::with_capacity((r.images * r.rows * r.blocks) as usize);
         for i in 0..r.images {
             let slice = self.slice_of(r.z + i, 0);
@@ -573,7 +594,7 @@ impl Texture {
                     let tiled = self
                         .element_offset(r.mip, slice, r.ex + b, r.ey + row)
                         .unwrap_or(0) as usize;
-                    offsets.push((linear_row + b as usize * elem, tiled));
+                    offsets.push((linear_row + b as usize * elem, tiled + part_offset));
                 }
             }
         }
@@ -594,7 +615,7 @@ impl Texture {
         layout: &DataLayout,
         len: usize,
     ) -> Result<(u64, u64), TextureError> {
-        let row_bytes = r.blocks as u64 * self.desc.format.block_size() as u64;
+        let row_bytes = r.blocks as u64 * r.part.1 as u64;
         let bpr = match layout.bytes_per_row {
             Some(b) => {
                 if (b as u64) < row_bytes {
@@ -646,7 +667,7 @@ impl Texture {
         }
         let r = self.region(&dst, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, data.len())?;
-        let elem = self.desc.format.block_size();
+        let elem = r.part.1;
         for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
             self.data[tiled..tiled + elem].copy_from_slice(&data[linear..linear + elem]);
         }
@@ -667,21 +688,17 @@ impl Texture {
         }
         let r = self.region(&src, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, out.len())?;
-        let elem = self.desc.format.block_size();
+        let elem = r.part.1;
         for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
             out[linear..linear + elem].copy_from_slice(&self.data[tiled..tiled + elem]);
         }
         Ok(())
     }
 
-    /// Downloads a region tightly packed (rows of `size[0]` texels / blocks).
+    /// Downloads a region tightly packed (rows of `size[0]` texels / blocks, of the copied
+    /// aspect's bytes).
     pub fn read_packed(&self, src: TextureCopy, size: [u32; 3]) -> Result<Vec<u8>, TextureError> {
-        let layout = DataLayout::packed(self.desc.format, size);
-        let (bw, bh) = self.desc.format.block_dims();
-        let len = size[0].div_ceil(bw) as usize
-            * size[1].div_ceil(bh) as usize
-            * size[2] as usize
-            * self.desc.format.block_size();
+        let (layout, len) = self.packed_layout(src.aspect, size)?;
         let mut out = vec![0; len];
         self.read(src, layout, size, &mut out)?;
         Ok(out)
@@ -694,8 +711,29 @@ impl Texture {
         data: &[u8],
         size: [u32; 3],
     ) -> Result<(), TextureError> {
-        let layout = DataLayout::packed(self.desc.format, size);
+        let (layout, _) = self.packed_layout(dst.aspect, size)?;
         self.write(dst, data, layout, size)
+    }
+
+    /// Tightly packed rows of the copied aspect's bytes for a region of `size`, and their
+    /// total length.
+    fn packed_layout(
+        &self,
+        aspect: TextureAspect,
+        size: [u32; 3],
+    ) -> Result<(DataLayout, usize), TextureError> {
+        let elem = aspect_part(self.desc.format, aspect)?.1;
+        let (bw, bh) = self.desc.format.block_dims();
+        let (blocks, rows) = (size[0].div_ceil(bw), size[1].div_ceil(bh));
+        let layout = DataLayout {
+            offset: 0,
+            bytes_per_row: Some(blocks * elem as u32),
+            rows_per_image: Some(rows),
+        };
+        Ok((
+            layout,
+            blocks as usize * rows as usize * size[2] as usize * elem,
+        ))
     }
 
     /// Reads every element (all samples) of a region, in region order.
@@ -760,13 +798,20 @@ impl Texture {
         Ok(())
     }
 
-    /// Depth/stencil and multisampled copies must cover whole subresources (WebGPU).
+    /// Texture-to-texture copies of depth/stencil formats move every aspect, and they and
+    /// multisampled copies cover whole subresources (WebGPU).
     fn check_whole(
         &self,
-        _r: &Region,
+        r: &Region,
         at: &TextureCopy,
         size: [u32; 3],
     ) -> Result<(), TextureError> {
+        if r.part.1 != self.desc.format.block_size() {
+            return invalid!(
+                "texture-to-texture copies of {:?} copy all aspects",
+                self.desc.format
+            );
+        }
         if self.desc.format.is_depth_stencil() || self.desc.sample_count > 1 {
             let full = self.desc.mip_size(at.mip_level);
             if size[0] != full[0] || size[1] != full[1] {

@@ -497,3 +497,74 @@ fn sampler_validation_follows_webgpu() {
     .unwrap();
     assert_eq!(s.anisotropy(), 16);
 }
+
+/// A copy may name one aspect of a combined depth-stencil format: its bytes alone move, packed
+/// in the linear data, and the other aspect keeps its value. Texture-to-texture copies move
+/// every aspect, and depth24plus's depth bits are not copied on their own.
+#[test]
+fn single_aspect_copies_of_combined_formats() {
+    let at = |aspect| TextureCopy {
+        aspect,
+        ..TextureCopy::default()
+    };
+    // Depth32FloatStencil8: 8-byte texels (f32 depth, stencil, padding).
+    let mut t = Texture::new(desc(D::D2, [3, 2, 1], 1, 1, F::Depth32FloatStencil8)).unwrap();
+    let depth: Vec<u8> = (0..6)
+        .flat_map(|i| (i as f32 * 0.125).to_le_bytes())
+        .collect();
+    let stencil: Vec<u8> = (10..16).collect();
+    t.write_packed(at(TextureAspect::DepthOnly), &depth, [3, 2, 1])
+        .unwrap();
+    t.write_packed(at(TextureAspect::StencilOnly), &stencil, [3, 2, 1])
+        .unwrap();
+    assert_eq!(
+        t.read_packed(at(TextureAspect::DepthOnly), [3, 2, 1])
+            .unwrap(),
+        depth
+    );
+    assert_eq!(
+        t.read_packed(at(TextureAspect::StencilOnly), [3, 2, 1])
+            .unwrap(),
+        stencil
+    );
+    let whole = t.read_packed(at(TextureAspect::All), [3, 2, 1]).unwrap();
+    assert_eq!(&whole[8..12], &0.125f32.to_le_bytes());
+    assert_eq!(whole[12], 11);
+    // Depth24PlusStencil8: stencil in byte 3; the depth bits alone are not copyable.
+    let mut t = Texture::new(desc(D::D2, [2, 2, 1], 1, 1, F::Depth24PlusStencil8)).unwrap();
+    t.write_packed(at(TextureAspect::All), &[0xAB; 16], [2, 2, 1])
+        .unwrap();
+    t.write_packed(at(TextureAspect::StencilOnly), &[1, 2, 3, 4], [2, 2, 1])
+        .unwrap();
+    let whole = t.read_packed(at(TextureAspect::All), [2, 2, 1]).unwrap();
+    assert_eq!(&whole[..8], &[0xAB, 0xAB, 0xAB, 1, 0xAB, 0xAB, 0xAB, 2]);
+    assert!(matches!(
+        t.read_packed(at(TextureAspect::DepthOnly), [2, 2, 1]),
+        Err(TextureError::Unsupported(_))
+    ));
+    let mut other = Texture::new(desc(D::D2, [2, 2, 1], 1, 1, F::Depth24PlusStencil8)).unwrap();
+    assert!(
+        copy_texture_to_texture(
+            &t,
+            at(TextureAspect::StencilOnly),
+            &mut other,
+            at(TextureAspect::StencilOnly),
+            [2, 2, 1]
+        )
+        .is_err()
+    );
+    copy_texture_to_texture(
+        &t,
+        at(TextureAspect::All),
+        &mut other,
+        at(TextureAspect::All),
+        [2, 2, 1],
+    )
+    .unwrap();
+    assert_eq!(
+        other
+            .read_packed(at(TextureAspect::All), [2, 2, 1])
+            .unwrap(),
+        whole
+    );
+}

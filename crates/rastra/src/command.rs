@@ -1050,6 +1050,12 @@ fn check_buffer_copy(texture: &Texture, layout: &TexelCopyBufferLayout) -> Resul
         return validation("multisampled textures cannot be copied to or from buffers");
     }
     let block = texture.format().block_size() as u64;
+    if texture.format().is_depth_stencil() && !layout.offset.is_multiple_of(4) {
+        return validation(format!(
+            "buffer offset {} of a depth/stencil texture copy is not a multiple of 4",
+            layout.offset
+        ));
+    }
     if !layout.offset.is_multiple_of(block) {
         return validation(format!(
             "buffer offset {} of a texture copy is not a multiple of the block size {block}",

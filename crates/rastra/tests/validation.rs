@@ -514,14 +514,43 @@ fn depth_buffer_copies_follow_webgpu() {
             usage: BufferUsages::COPY_DST,
         })
         .unwrap();
-    for (format, ok) in [
-        (TextureFormat::Depth32Float, true),
-        (TextureFormat::Depth24Plus, false),
+    // Combined formats: one aspect per copy (stencil both ways, depth32float's depth out).
+    for (format, aspect, ok) in [
+        (TextureFormat::Depth32Float, TextureAspect::All, true),
+        (TextureFormat::Depth24Plus, TextureAspect::All, false),
+        (
+            TextureFormat::Depth24PlusStencil8,
+            TextureAspect::All,
+            false,
+        ),
+        (
+            TextureFormat::Depth24PlusStencil8,
+            TextureAspect::StencilOnly,
+            true,
+        ),
+        (
+            TextureFormat::Depth24PlusStencil8,
+            TextureAspect::DepthOnly,
+            false,
+        ),
+        (
+            TextureFormat::Depth32FloatStencil8,
+            TextureAspect::DepthOnly,
+            true,
+        ),
+        (
+            TextureFormat::Depth32FloatStencil8,
+            TextureAspect::StencilOnly,
+            true,
+        ),
     ] {
         let t = texture(format);
         let mut encoder = device.create_command_encoder();
         encoder.copy_texture_to_buffer_region(
-            &TexelCopyTextureInfo::whole(&t),
+            &TexelCopyTextureInfo {
+                aspect,
+                ..TexelCopyTextureInfo::whole(&t)
+            },
             &buffer,
             TexelCopyBufferLayout {
                 offset: 0,
@@ -534,6 +563,6 @@ fn depth_buffer_copies_follow_webgpu() {
                 depth_or_array_layers: 1,
             },
         );
-        assert_eq!(encoder.finish().is_ok(), ok, "{format:?}");
+        assert_eq!(encoder.finish().is_ok(), ok, "{format:?} {aspect:?}");
     }
 }
