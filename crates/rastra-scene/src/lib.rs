@@ -42,6 +42,33 @@ pub struct TextureData {
     pub view: TextureViewDescriptor,
 }
 
+impl TextureData {
+    /// A 2D `Rgba8UnormSrgb` texture from `width × height` RGBA8 texels (rows top to bottom)
+    /// with its full mip chain generated in linear space; its default view.
+    pub fn srgb_with_mips(
+        label: &str,
+        width: u32,
+        height: u32,
+        rgba8: Vec<u8>,
+    ) -> Result<TextureData, Error> {
+        use rastra::mipmap;
+        let format = TextureFormat::Rgba8UnormSrgb;
+        let size = [width, height, 1];
+        let dimension = TextureDimension::D2;
+        let levels = mipmap::full_chain_levels(size, dimension);
+        let levels = mipmap::generate(format, size, dimension, levels, rgba8)
+            .map_err(|e| Error::Validation(format!("texture {label}: {e}")))?;
+        Ok(TextureData {
+            label: label.into(),
+            format,
+            dimension,
+            size,
+            levels,
+            view: TextureViewDescriptor::default(),
+        })
+    }
+}
+
 /// What a binding of a draw holds: an index into the frame's buffers, textures or
 /// samplers (buffers are bound whole).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

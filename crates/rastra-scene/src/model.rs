@@ -5,13 +5,11 @@
 //!
 //! Base-colour images become `Rgba8UnormSrgb` textures (glTF §3.9.2: the texture is sRGB
 //! encoded) with a full mip chain built by box filtering in linear space
-//! ([`rastra::mipmap`]), so minified textures are filtered the way the file's sampler asks.
+//! ([`TextureData::srgb_with_mips`]), so minified textures are filtered the way the file's
+//! sampler asks.
 
-use rastra::{
-    AddressMode, Error, FilterMode, SamplerDescriptor, TextureDimension, TextureFormat,
-    TextureViewDescriptor, mipmap,
-};
-use rastra_assets::{Filter, Image, Sampler, Scene, Wrap};
+use rastra::{AddressMode, Error, FilterMode, SamplerDescriptor};
+use rastra_assets::{Filter, Sampler, Scene, Wrap};
 
 use crate::lit::{Material, MeshData, Textures, View, frame};
 use crate::math::{add, normalize, sub};
@@ -43,7 +41,14 @@ pub fn frame_for(
         textures: scene
             .images
             .iter()
-            .map(texture_data)
+            .map(|image| {
+                TextureData::srgb_with_mips(
+                    &image.name,
+                    image.width,
+                    image.height,
+                    image.rgba8.clone(),
+                )
+            })
             .collect::<Result<_, _>>()?,
         samplers: Vec::new(),
     };
@@ -71,24 +76,6 @@ pub fn frame_for(
     Ok(frame(
         name, width, height, samples, &view, &meshes, textures,
     ))
-}
-
-/// An image as an sRGB texture with its full mip chain.
-fn texture_data(image: &Image) -> Result<TextureData, Error> {
-    let format = TextureFormat::Rgba8UnormSrgb;
-    let size = [image.width, image.height, 1];
-    let dimension = TextureDimension::D2;
-    let levels = mipmap::full_chain_levels(size, dimension);
-    let levels = mipmap::generate(format, size, dimension, levels, image.rgba8.clone())
-        .map_err(|e| Error::Validation(format!("image {}: {e}", image.name)))?;
-    Ok(TextureData {
-        label: image.name.clone(),
-        format,
-        dimension,
-        size,
-        levels,
-        view: TextureViewDescriptor::default(),
-    })
 }
 
 /// The index of `sampler` in `samplers`, adding it if new.

@@ -3,8 +3,8 @@
 
 use rastra::{
     AddressMode, BlendState, BufferUsages, Color, ColorWrites, CompareFunction, DepthStencilState,
-    PrimitiveState, SamplerDescriptor, TextureDimension, TextureFormat, TextureViewDescriptor,
-    VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode, mipmap,
+    PrimitiveState, SamplerDescriptor, TextureFormat, VertexAttribute, VertexBufferLayout,
+    VertexFormat, VertexStepMode,
 };
 
 use crate::{BufferData, DrawKind, DrawRecipe, Frame, PipelineRecipe, TextureData, f32_bytes};
@@ -294,19 +294,8 @@ fn brick_texture() -> TextureData {
             texels.push(255);
         }
     }
-    let format = TextureFormat::Rgba8UnormSrgb;
-    let size = [n, n, 1];
-    let dimension = TextureDimension::D2;
-    let levels = mipmap::full_chain_levels(size, dimension);
-    TextureData {
-        label: "bricks".into(),
-        format,
-        dimension,
-        size,
-        levels: mipmap::generate(format, size, dimension, levels, texels)
-            .expect("a tightly packed RGBA8 square has a mip chain"),
-        view: TextureViewDescriptor::default(),
-    }
+    TextureData::srgb_with_mips("bricks", n, n, texels)
+        .expect("a tightly packed RGBA8 square has a mip chain")
 }
 
 /// The compute workload: `invocations` invocations of 64 dependent FMAs each, then a
