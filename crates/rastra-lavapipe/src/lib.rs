@@ -145,6 +145,11 @@ impl Lavapipe {
         }
     }
 
+    /// The wgpu device and queue on lavapipe, for running wgpu programs directly.
+    pub fn wgpu(&self) -> (&wgpu::Device, &wgpu::Queue) {
+        (&self.device, &self.queue)
+    }
+
     /// Renders `frame` `runs` times (at least once), timing each submission from
     /// `queue.submit` to its completion; resource and pipeline creation and the readback are
     /// not timed. Returns the last image and the times.

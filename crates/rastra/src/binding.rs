@@ -121,3 +121,130 @@ impl BindGroup {
             .map(|b| &b.bound)
     }
 }
+
+impl BindGroup {
+    /// The same bindings with the buffer ranges of `offsets` (binding number, bytes) moved
+    /// forward by their offsets: WebGPU's dynamic offsets, applied when the group is set.
+    /// Each offset is a multiple of 256 and the moved range stays inside its buffer.
+    pub fn with_dynamic_offsets(&self, offsets: &[(u32, u64)]) -> Result<BindGroup, Error> {
+        let mut entries: Vec<BoundEntry> = self.0.as_ref().clone();
+        for &(binding, offset) in offsets {
+            if !offset.is_multiple_of(256) {
+                return validation(format!(
+                    "dynamic offset {offset} of binding {binding} is not a multiple of 256"
+                ));
+            }
+            let Some(Bound::Buffer(range)) = entries
+                .iter_mut()
+                .find(|e| e.binding == binding)
+                .map(|e| &mut e.bound)
+            else {
+                return validation(format!(
+                    "dynamic offset for binding {binding}, which is not a buffer binding"
+                ));
+            };
+            let moved = range.offset.checked_add(offset);
+            *range = crate::command::buffer_range(
+                &range.buffer,
+                moved.unwrap_or(u64::MAX),
+                Some(range.size),
+                &format!("binding {binding} with dynamic offset {offset}"),
+            )?;
+        }
+        Ok(BindGroup(Arc::new(entries)))
+    }
+}
+
+/// A resource binding a pipeline's shaders use, as reflection reports it: what an
+/// automatic layout (WebGPU `layout: "auto"`) is built from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShaderBinding {
+    pub group: u32,
+    pub binding: u32,
+    /// The stages whose entry points use it.
+    pub stages: Vec<rastra_shader::Stage>,
+    pub kind: ShaderBindingKind,
+}
+
+/// What a [`ShaderBinding`] holds, as the shader declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShaderBindingKind {
+    Buffer {
+        kind: rastra_shader::BindingKind,
+        /// Smallest size in bytes that holds the variable.
+        min_size: u64,
+    },
+    Texture {
+        dimension: crate::TextureViewDimension,
+        sample_kind: rastra_shader::TextureSampleKind,
+        multisampled: bool,
+    },
+    Sampler {
+        comparison: bool,
+    },
+}
+
+/// The bindings of `programs`, merged by (group, binding) and sorted.
+pub(crate) fn shader_bindings(programs: &[&rastra_shader::Program]) -> Vec<ShaderBinding> {
+    let mut out: Vec<ShaderBinding> = Vec::new();
+    for p in programs {
+        let buffers = p.bindings.iter().map(|b| {
+            let kind = ShaderBindingKind::Buffer {
+                kind: b.kind,
+                min_size: b.min_size,
+            };
+            (b.group, b.binding, kind)
+        });
+        let textures = p.textures.iter().map(|t| {
+            let kind = ShaderBindingKind::Texture {
+                dimension: t.dimension,
+                sample_kind: t.sample_kind,
+                multisampled: t.multisampled,
+            };
+            (t.group, t.binding, kind)
+        });
+        let samplers = p.samplers.iter().map(|s| {
+            let kind = ShaderBindingKind::Sampler {
+                comparison: s.comparison,
+            };
+            (s.group, s.binding, kind)
+        });
+        for (group, binding, kind) in buffers.chain(textures).chain(samplers) {
+            match out
+                .iter_mut()
+                .find(|b| b.group == group && b.binding == binding)
+            {
+                Some(b) => {
+                    if !b.stages.contains(&p.stage) {
+                        b.stages.push(p.stage);
+                    }
+                    // A buffer one stage writes is read-write for the whole pipeline.
+                    if let (
+                        ShaderBindingKind::Buffer {
+                            kind: have,
+                            min_size: a,
+                        },
+                        ShaderBindingKind::Buffer {
+                            kind: want,
+                            min_size: c,
+                        },
+                    ) = (&mut b.kind, &kind)
+                    {
+                        *a = (*a).max(*c);
+                        if *want == (rastra_shader::BindingKind::Storage { read_only: false }) {
+                            *have = *want;
+                        }
+                    }
+                }
+                None => out.push(ShaderBinding {
+                    group,
+                    binding,
+                    stages: vec![p.stage],
+                    kind,
+                }),
+            }
+        }
+    }
+    out.sort_by_key(|b| (b.group, b.binding));
+    out
+}

@@ -122,6 +122,11 @@ pub(crate) enum Command {
         dst_offset: u64,
         size: u64,
     },
+    ClearBuffer {
+        buffer: Buffer,
+        offset: u64,
+        size: u64,
+    },
     CopyTextureToBuffer {
         src: Texture,
         at: TextureCopy,
@@ -248,6 +253,29 @@ impl CommandEncoder {
                 dst: dst.clone(),
                 dst_offset,
                 size,
+            }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Sets `size` bytes (None = to the end) of `buffer` from `offset` to zero (WebGPU
+    /// `clearBuffer`: COPY_DST usage, offset and size multiples of 4).
+    pub fn clear_buffer(&mut self, buffer: &Buffer, offset: u64, size: Option<u64>) {
+        let check = || -> Result<BufferRange, Error> {
+            if !buffer.usage().contains(BufferUsages::COPY_DST) {
+                return validation("clear_buffer target lacks COPY_DST usage");
+            }
+            let range = buffer_range(buffer, offset, size, "clear_buffer")?;
+            if !range.offset.is_multiple_of(4) || !range.size.is_multiple_of(4) {
+                return validation("clear_buffer offset and size must be multiples of 4");
+            }
+            Ok(range)
+        };
+        match check() {
+            Ok(r) => self.commands.push(Command::ClearBuffer {
+                buffer: r.buffer,
+                offset: r.offset,
+                size: r.size,
             }),
             Err(e) => self.fail(e),
         }

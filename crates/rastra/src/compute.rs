@@ -60,6 +60,11 @@ impl ComputePipeline {
         Ok(ComputePipeline(program))
     }
 
+    /// The resources the shader uses (for automatic bind group layouts).
+    pub fn shader_bindings(&self) -> Vec<crate::ShaderBinding> {
+        crate::binding::shader_bindings(&[self.0.as_ref()])
+    }
+
     /// The workgroup size the shader declares.
     pub fn workgroup_size(&self) -> [u32; 3] {
         self.0.workgroup_size

@@ -30,7 +30,10 @@ mod shader;
 pub use shader::{ShaderModule, ShaderModuleDescriptor, ShaderSource};
 
 mod binding;
-pub use binding::{BindGroup, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding};
+pub use binding::{
+    BindGroup, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding, ShaderBinding,
+    ShaderBindingKind,
+};
 
 mod pipeline;
 pub use pipeline::{FragmentState, RenderPipeline, RenderPipelineDescriptor, VertexState};
@@ -42,7 +45,10 @@ pub use command::{
 };
 
 mod compute;
-pub use compute::{ComputePass, ComputePipeline, ComputePipelineDescriptor};
+pub use compute::{
+    ComputePass, ComputePipeline, ComputePipelineDescriptor, MAX_INVOCATIONS_PER_WORKGROUP,
+    MAX_WORKGROUP_SIZE, MAX_WORKGROUPS_PER_DIMENSION,
+};
 
 mod processor;
 
@@ -50,12 +56,13 @@ mod device;
 pub use device::{Device, DeviceDescriptor, Queue};
 
 pub use rastra_pipeline::format::{IndexFormat, TextureFormat, VertexFormat};
+pub use rastra_pipeline::format::{Unrenderable, check_renderable};
 pub use rastra_pipeline::state::{
     BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState, ColorWrites,
     CompareFunction, CullMode, DepthStencilState, FrontFace, MultisampleState, PrimitiveState,
     PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
-pub use rastra_shader::{CompileError, Stage as ShaderStage};
+pub use rastra_shader::{BindingKind, CompileError, Stage as ShaderStage, TextureSampleKind};
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
 /// Texel-cache geometry (`DeviceDescriptor::texel_cache`).
 pub use rastra_texture::CacheConfig as TexelCacheConfig;

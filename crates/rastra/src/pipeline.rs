@@ -122,3 +122,13 @@ impl RenderPipeline {
         Ok(RenderPipeline(Arc::new(linked)))
     }
 }
+
+impl RenderPipeline {
+    /// The resources the pipeline's shaders use (for automatic bind group layouts).
+    pub fn shader_bindings(&self) -> Vec<crate::ShaderBinding> {
+        let d = &self.0.desc;
+        let mut programs = vec![d.vertex.as_ref()];
+        programs.extend(d.fragment.as_deref());
+        crate::binding::shader_bindings(&programs)
+    }
+}

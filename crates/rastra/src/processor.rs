@@ -263,6 +263,11 @@ pub(crate) fn execute(
                 let p = pass.take().expect("encoder pairs begin and end");
                 end_pass(commands, i, p, stats);
             }
+            Command::ClearBuffer {
+                buffer,
+                offset,
+                size,
+            } => buffer.write_bytes(*offset, &vec![0; *size as usize]),
             Command::CopyBufferToBuffer {
                 src,
                 src_offset,

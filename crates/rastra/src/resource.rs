@@ -146,6 +146,34 @@ impl Buffer {
         Ok(out)
     }
 
+    /// Host access to `offset..offset + out.len()`, for an API layer that maps buffers
+    /// (it enforces the mapping rules; this only checks the range).
+    pub fn host_read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
+        self.check_host_range(offset, out.len())?;
+        self.read_bytes(offset, out);
+        Ok(())
+    }
+
+    /// Host writes to `offset..offset + data.len()`, for an API layer that maps buffers.
+    pub fn host_write(&self, offset: u64, data: &[u8]) -> Result<(), Error> {
+        self.check_host_range(offset, data.len())?;
+        self.write_bytes(offset, data);
+        Ok(())
+    }
+
+    fn check_host_range(&self, offset: u64, len: usize) -> Result<(), Error> {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|e| e > self.0.size)
+        {
+            return validation(format!(
+                "host access {offset}+{len} exceeds the {}-byte buffer {:?}",
+                self.0.size, self.0.label
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn same(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

@@ -1,0 +1,1317 @@
+//! Command encoders, render and compute passes, render bundles and command buffers.
+//!
+//! wgpu's encoder hands out passes that live apart from it, while rastra's passes borrow
+//! their encoder; so recording keeps wgpu's calls as a list of operations on rastra
+//! objects (resolved, with invalid objects noted as errors), and `finish` replays the list
+//! through rastra's own encoder, which validates every call the way it does for rastra
+//! programs. The first error of either kind makes the command buffer invalid and is
+//! reported by `finish`, as WebGPU reports encoding errors.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use wgpu::custom::*;
+
+use crate::binding::RastraBindGroup;
+use crate::convert;
+use crate::device::{DeviceShared, lock};
+use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
+use crate::resource::{
+    BufferShared, RastraBuffer, RastraTextureView, TextureAt, buffer_layout, copy_texture_info,
+    extent,
+};
+
+/// One recorded render-pass command.
+#[derive(Clone, Debug)]
+enum PassCmd {
+    SetPipeline(rastra::RenderPipeline),
+    SetBindGroup(u32, rastra::BindGroup),
+    SetVertexBuffer(u32, rastra::Buffer, u64, Option<u64>),
+    SetIndexBuffer(rastra::Buffer, rastra::IndexFormat, u64, Option<u64>),
+    SetViewport([f32; 6]),
+    SetScissor([u32; 4]),
+    SetBlendConstant(rastra::Color),
+    Draw(Range<u32>, Range<u32>),
+    DrawIndexed(Range<u32>, i32, Range<u32>),
+}
+
+/// One recorded compute-pass command.
+#[derive(Clone, Debug)]
+enum ComputeCmd {
+    SetPipeline(rastra::ComputePipeline),
+    SetBindGroup(u32, rastra::BindGroup),
+    Dispatch([u32; 3]),
+    DispatchIndirect(rastra::Buffer, u64),
+}
+
+struct ColorAttachment {
+    view: rastra::TextureView,
+    resolve: Option<rastra::TextureView>,
+    ops: rastra::Operations<rastra::Color>,
+}
+
+struct DepthAttachment {
+    view: rastra::TextureView,
+    depth_ops: Option<rastra::Operations<f32>>,
+    stencil_ops: Option<rastra::Operations<u32>>,
+}
+
+struct RenderPassRecord {
+    label: String,
+    colors: Vec<Option<ColorAttachment>>,
+    depth: Option<DepthAttachment>,
+    cmds: Vec<PassCmd>,
+}
+
+/// One recorded encoder operation.
+enum Op {
+    CopyBufferToBuffer {
+        src: rastra::Buffer,
+        src_offset: u64,
+        dst: rastra::Buffer,
+        dst_offset: u64,
+        size: u64,
+    },
+    CopyBufferToTexture {
+        src: rastra::Buffer,
+        layout: rastra::TexelCopyBufferLayout,
+        dst: TextureAt,
+        size: rastra::Extent3d,
+    },
+    CopyTextureToBuffer {
+        src: TextureAt,
+        dst: rastra::Buffer,
+        layout: rastra::TexelCopyBufferLayout,
+        size: rastra::Extent3d,
+    },
+    CopyTextureToTexture {
+        src: TextureAt,
+        dst: TextureAt,
+        size: rastra::Extent3d,
+    },
+    ClearBuffer {
+        buffer: rastra::Buffer,
+        offset: u64,
+        size: Option<u64>,
+    },
+    Render(RenderPassRecord),
+    Compute(String, Vec<ComputeCmd>),
+}
+
+/// What an encoder has recorded so far.
+#[derive(Default)]
+struct Recording {
+    ops: Vec<Op>,
+    /// The first encoding error.
+    error: Option<String>,
+    /// Buffers the commands use (checked unmapped at submission).
+    buffers: Vec<Arc<BufferShared>>,
+    /// A pass is open: the encoder itself may not record.
+    open_pass: bool,
+    debug_depth: u32,
+    finished: bool,
+}
+
+impl Recording {
+    fn fail(&mut self, message: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(message.into());
+        }
+    }
+
+    /// Whether the encoder itself may record now (errors when a pass is open).
+    fn ready(&mut self, call: &str) -> bool {
+        if self.finished {
+            self.fail(format!("{call} after finish"));
+            return false;
+        }
+        if self.open_pass {
+            self.fail(format!("{call} while a pass is open"));
+            return false;
+        }
+        true
+    }
+}
+
+/// A wgpu command encoder on rastra.
+pub struct RastraCommandEncoder {
+    device: Arc<DeviceShared>,
+    label: String,
+    rec: Arc<Mutex<Recording>>,
+}
+
+impl fmt::Debug for RastraCommandEncoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RastraCommandEncoder({:?})", self.label)
+    }
+}
+
+impl RastraCommandEncoder {
+    pub(crate) fn new(device: &Arc<DeviceShared>, label: Option<&str>) -> Self {
+        RastraCommandEncoder {
+            device: device.clone(),
+            label: label.unwrap_or("").to_string(),
+            rec: Arc::default(),
+        }
+    }
+
+    /// Records `op` if the encoder may record and every resource resolved.
+    fn record(&self, call: &str, op: Result<Op, String>, buffers: &[&RastraBuffer]) {
+        let mut rec = lock(&self.rec);
+        if !rec.ready(call) {
+            return;
+        }
+        match op {
+            Ok(op) => {
+                rec.ops.push(op);
+                rec.buffers.extend(buffers.iter().map(|b| b.0.clone()));
+            }
+            Err(e) => rec.fail(format!("{call}: {e}")),
+        }
+    }
+}
+
+/// The rastra buffer behind a wgpu buffer, or why there is none.
+fn buffer_of(b: &DispatchBuffer) -> Result<(&RastraBuffer, rastra::Buffer), String> {
+    let rb = b
+        .as_custom::<RastraBuffer>()
+        .ok_or("a buffer of another backend")?;
+    let inner = rb.resolve_quiet()?;
+    Ok((rb, inner))
+}
+
+fn api_buffer_of(b: &wgpu::Buffer) -> Result<(&RastraBuffer, rastra::Buffer), String> {
+    let rb = b
+        .as_custom::<RastraBuffer>()
+        .ok_or("a buffer of another backend")?;
+    let inner = rb.resolve_quiet()?;
+    Ok((rb, inner))
+}
+
+fn view_of(v: &wgpu::TextureView) -> Result<rastra::TextureView, String> {
+    v.as_custom::<RastraTextureView>()
+        .ok_or("a texture view of another backend")?
+        .get()
+        .cloned()
+}
+
+fn texture_at(
+    device: &DeviceShared,
+    call: &'static str,
+    info: &wgpu::TexelCopyTextureInfo<'_>,
+) -> Result<TextureAt, String> {
+    copy_texture_info(device, call, info).ok_or_else(|| "the texture is invalid".to_string())
+}
+
+fn operations<V: Copy, W>(
+    ops: &wgpu::Operations<V>,
+    value: impl Fn(V) -> W,
+) -> rastra::Operations<W> {
+    rastra::Operations {
+        load: match ops.load {
+            wgpu::LoadOp::Clear(v) => rastra::LoadOp::Clear(value(v)),
+            _ => rastra::LoadOp::Load,
+        },
+        store: match ops.store {
+            wgpu::StoreOp::Store => rastra::StoreOp::Store,
+            wgpu::StoreOp::Discard => rastra::StoreOp::Discard,
+        },
+    }
+}
+
+impl CommandEncoderInterface for RastraCommandEncoder {
+    fn copy_buffer_to_buffer(
+        &self,
+        source: &DispatchBuffer,
+        source_offset: wgpu::BufferAddress,
+        destination: &DispatchBuffer,
+        destination_offset: wgpu::BufferAddress,
+        copy_size: Option<wgpu::BufferAddress>,
+    ) {
+        let op = (|| {
+            let (s, src) = buffer_of(source)?;
+            let (d, dst) = buffer_of(destination)?;
+            let size = copy_size.unwrap_or_else(|| src.size().saturating_sub(source_offset));
+            Ok((
+                Op::CopyBufferToBuffer {
+                    src,
+                    src_offset: source_offset,
+                    dst,
+                    dst_offset: destination_offset,
+                    size,
+                },
+                [s.clone(), d.clone()],
+            ))
+        })();
+        match op {
+            Ok((op, [s, d])) => self.record("copy_buffer_to_buffer", Ok(op), &[&s, &d]),
+            Err(e) => self.record("copy_buffer_to_buffer", Err(e), &[]),
+        }
+    }
+
+    fn copy_buffer_to_texture(
+        &self,
+        source: wgpu::TexelCopyBufferInfo<'_>,
+        destination: wgpu::TexelCopyTextureInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        const CALL: &str = "copy_buffer_to_texture";
+        let op = (|| {
+            let (b, src) = api_buffer_of(source.buffer)?;
+            let dst = texture_at(&self.device, CALL, &destination)?;
+            Ok((
+                Op::CopyBufferToTexture {
+                    src,
+                    layout: buffer_layout(source.layout),
+                    dst,
+                    size: extent(copy_size),
+                },
+                b.clone(),
+            ))
+        })();
+        match op {
+            Ok((op, b)) => self.record(CALL, Ok(op), &[&b]),
+            Err(e) => self.record(CALL, Err(e), &[]),
+        }
+    }
+
+    fn copy_texture_to_buffer(
+        &self,
+        source: wgpu::TexelCopyTextureInfo<'_>,
+        destination: wgpu::TexelCopyBufferInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        const CALL: &str = "copy_texture_to_buffer";
+        let op = (|| {
+            let src = texture_at(&self.device, CALL, &source)?;
+            let (b, dst) = api_buffer_of(destination.buffer)?;
+            Ok((
+                Op::CopyTextureToBuffer {
+                    src,
+                    dst,
+                    layout: buffer_layout(destination.layout),
+                    size: extent(copy_size),
+                },
+                b.clone(),
+            ))
+        })();
+        match op {
+            Ok((op, b)) => self.record(CALL, Ok(op), &[&b]),
+            Err(e) => self.record(CALL, Err(e), &[]),
+        }
+    }
+
+    fn copy_texture_to_texture(
+        &self,
+        source: wgpu::TexelCopyTextureInfo<'_>,
+        destination: wgpu::TexelCopyTextureInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        const CALL: &str = "copy_texture_to_texture";
+        let op = (|| {
+            Ok(Op::CopyTextureToTexture {
+                src: texture_at(&self.device, CALL, &source)?,
+                dst: texture_at(&self.device, CALL, &destination)?,
+                size: extent(copy_size),
+            })
+        })();
+        self.record(CALL, op, &[]);
+    }
+
+    fn begin_compute_pass(&self, desc: &wgpu::ComputePassDescriptor<'_>) -> DispatchComputePass {
+        let mut error = None;
+        {
+            let mut rec = lock(&self.rec);
+            if rec.ready("begin_compute_pass") {
+                rec.open_pass = true;
+            } else {
+                error = Some("the encoder could not open a pass".to_string());
+            }
+        }
+        if desc.timestamp_writes.is_some() {
+            error.get_or_insert_with(|| {
+                "timestamp writes need TIMESTAMP_QUERY, which rastra does not advertise".into()
+            });
+        }
+        DispatchComputePass::custom(RastraComputePass {
+            rec: self.rec.clone(),
+            label: desc.label.unwrap_or("").to_string(),
+            cmds: Vec::new(),
+            buffers: Vec::new(),
+            error,
+            debug_depth: 0,
+        })
+    }
+
+    fn begin_render_pass(&self, desc: &wgpu::RenderPassDescriptor<'_>) -> DispatchRenderPass {
+        let mut error = None;
+        {
+            let mut rec = lock(&self.rec);
+            if rec.ready("begin_render_pass") {
+                rec.open_pass = true;
+            } else {
+                error = Some("the encoder could not open a pass".to_string());
+            }
+        }
+        let attachments = (|| -> Result<_, String> {
+            if desc.timestamp_writes.is_some() {
+                return Err(
+                    "timestamp writes need TIMESTAMP_QUERY, which rastra does not \
+                            advertise"
+                        .into(),
+                );
+            }
+            if desc.occlusion_query_set.is_some() {
+                return Err("occlusion queries are not supported yet".into());
+            }
+            if desc.multiview_mask.is_some() {
+                return Err("multiview is not supported".into());
+            }
+            let mut colors = Vec::with_capacity(desc.color_attachments.len());
+            for (i, c) in desc.color_attachments.iter().enumerate() {
+                let Some(c) = c else {
+                    colors.push(None);
+                    continue;
+                };
+                if c.depth_slice.is_some() {
+                    return Err(format!(
+                        "colour attachment {i}: rendering into 3D slices is not supported yet"
+                    ));
+                }
+                colors.push(Some(ColorAttachment {
+                    view: view_of(c.view)?,
+                    resolve: c.resolve_target.map(view_of).transpose()?,
+                    ops: operations(&c.ops, convert::color_from),
+                }));
+            }
+            let depth = match &desc.depth_stencil_attachment {
+                None => None,
+                Some(d) => Some(DepthAttachment {
+                    view: view_of(d.view)?,
+                    depth_ops: d.depth_ops.as_ref().map(|o| operations(o, |v| v)),
+                    stencil_ops: d.stencil_ops.as_ref().map(|o| operations(o, |v| v)),
+                }),
+            };
+            Ok((colors, depth))
+        })();
+        let (colors, depth) = match attachments {
+            Ok(a) => a,
+            Err(e) => {
+                error.get_or_insert(e);
+                (Vec::new(), None)
+            }
+        };
+        DispatchRenderPass::custom(RastraRenderPass {
+            rec: self.rec.clone(),
+            pass: Some(RenderPassRecord {
+                label: desc.label.unwrap_or("").to_string(),
+                colors,
+                depth,
+                cmds: Vec::new(),
+            }),
+            buffers: Vec::new(),
+            error,
+            debug_depth: 0,
+        })
+    }
+
+    fn finish(&mut self) -> DispatchCommandBuffer {
+        let rec = std::mem::take(&mut *lock(&self.rec));
+        lock(&self.rec).finished = true;
+        let result = (|| {
+            if rec.finished {
+                return Err("the encoder was already finished".to_string());
+            }
+            if let Some(e) = rec.error {
+                return Err(e);
+            }
+            if rec.open_pass {
+                return Err("a pass is still open".into());
+            }
+            if rec.debug_depth != 0 {
+                return Err(format!(
+                    "{} debug groups pushed and never popped",
+                    rec.debug_depth
+                ));
+            }
+            replay(&self.device, rec.ops).map_err(|e| e.to_string())
+        })();
+        let (inner, error) = match result {
+            Ok(cb) => (Some(cb), None),
+            Err(e) => {
+                self.device
+                    .invalid("CommandEncoder::finish", &self.label, e.clone());
+                (None, Some(e))
+            }
+        };
+        DispatchCommandBuffer::custom(RastraCommandBuffer {
+            label: self.label.clone(),
+            inner: Mutex::new(inner),
+            error,
+            buffers: rec.buffers,
+        })
+    }
+
+    fn clear_texture(
+        &self,
+        _texture: &DispatchTexture,
+        _subresource_range: &wgpu::ImageSubresourceRange,
+    ) {
+        self.record(
+            "clear_texture",
+            Err("needs the CLEAR_TEXTURE feature, which rastra does not advertise yet".into()),
+            &[],
+        );
+    }
+
+    fn clear_buffer(
+        &self,
+        buffer: &DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferAddress>,
+    ) {
+        match buffer_of(buffer) {
+            Ok((b, inner)) => self.record(
+                "clear_buffer",
+                Ok(Op::ClearBuffer {
+                    buffer: inner,
+                    offset,
+                    size,
+                }),
+                &[&b.clone()],
+            ),
+            Err(e) => self.record("clear_buffer", Err(e), &[]),
+        }
+    }
+
+    fn insert_debug_marker(&self, _label: &str) {
+        lock(&self.rec).ready("insert_debug_marker");
+    }
+
+    fn push_debug_group(&self, _label: &str) {
+        let mut rec = lock(&self.rec);
+        if rec.ready("push_debug_group") {
+            rec.debug_depth += 1;
+        }
+    }
+
+    fn pop_debug_group(&self) {
+        let mut rec = lock(&self.rec);
+        if rec.ready("pop_debug_group") {
+            match rec.debug_depth.checked_sub(1) {
+                Some(d) => rec.debug_depth = d,
+                None => rec.fail("pop_debug_group without a pushed group"),
+            }
+        }
+    }
+
+    fn write_timestamp(&self, _query_set: &DispatchQuerySet, _query_index: u32) {
+        self.record(
+            "write_timestamp",
+            Err("needs TIMESTAMP_QUERY_INSIDE_ENCODERS, which rastra does not advertise".into()),
+            &[],
+        );
+    }
+
+    fn resolve_query_set(
+        &self,
+        _query_set: &DispatchQuerySet,
+        _first_query: u32,
+        _query_count: u32,
+        _destination: &DispatchBuffer,
+        _destination_offset: wgpu::BufferAddress,
+    ) {
+        self.record(
+            "resolve_query_set",
+            Err("query sets are not supported yet".into()),
+            &[],
+        );
+    }
+
+    fn mark_acceleration_structures_built<'a>(
+        &self,
+        _blas: &mut dyn Iterator<Item = &'a wgpu::Blas>,
+        _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
+    ) {
+        self.record(
+            "mark_acceleration_structures_built",
+            Err("ray tracing is not supported".into()),
+            &[],
+        );
+    }
+
+    fn build_acceleration_structures<'a>(
+        &self,
+        _blas: &mut dyn Iterator<Item = &'a wgpu::BlasBuildEntry<'a>>,
+        _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
+    ) {
+        self.record(
+            "build_acceleration_structures",
+            Err("ray tracing is not supported".into()),
+            &[],
+        );
+    }
+
+    fn transition_resources<'a>(
+        &mut self,
+        _buffer_transitions: &mut dyn Iterator<
+            Item = wgpu::wgt::BufferTransition<&'a DispatchBuffer>,
+        >,
+        _texture_transitions: &mut dyn Iterator<
+            Item = wgpu::wgt::TextureTransition<&'a DispatchTexture>,
+        >,
+    ) {
+        // rastra's memory has no layouts or caches to transition.
+    }
+}
+
+/// Replays recorded operations through rastra's encoder, which validates them.
+fn replay(device: &DeviceShared, ops: Vec<Op>) -> Result<rastra::CommandBuffer, rastra::Error> {
+    let mut enc = device.device.create_command_encoder();
+    for op in ops {
+        match op {
+            Op::CopyBufferToBuffer {
+                src,
+                src_offset,
+                dst,
+                dst_offset,
+                size,
+            } => enc.copy_buffer_to_buffer(&src, src_offset, &dst, dst_offset, size),
+            Op::CopyBufferToTexture {
+                src,
+                layout,
+                dst,
+                size,
+            } => enc.copy_buffer_to_texture(&src, layout, &dst.info(), size),
+            Op::CopyTextureToBuffer {
+                src,
+                dst,
+                layout,
+                size,
+            } => enc.copy_texture_to_buffer_region(&src.info(), &dst, layout, size),
+            Op::CopyTextureToTexture { src, dst, size } => {
+                enc.copy_texture_to_texture(&src.info(), &dst.info(), size)
+            }
+            Op::ClearBuffer {
+                buffer,
+                offset,
+                size,
+            } => enc.clear_buffer(&buffer, offset, size),
+            Op::Render(r) => replay_render(&mut enc, r),
+            Op::Compute(label, cmds) => {
+                let mut pass = enc.begin_compute_pass(Some(&label));
+                for c in cmds {
+                    match c {
+                        ComputeCmd::SetPipeline(p) => pass.set_pipeline(&p),
+                        ComputeCmd::SetBindGroup(i, g) => pass.set_bind_group(i, &g),
+                        ComputeCmd::Dispatch([x, y, z]) => pass.dispatch_workgroups(x, y, z),
+                        ComputeCmd::DispatchIndirect(b, o) => {
+                            pass.dispatch_workgroups_indirect(&b, o)
+                        }
+                    }
+                }
+                pass.end();
+            }
+        }
+    }
+    enc.finish()
+}
+
+fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
+    let colors: Vec<Option<rastra::RenderPassColorAttachment<'_>>> = r
+        .colors
+        .iter()
+        .map(|c| {
+            c.as_ref().map(|c| rastra::RenderPassColorAttachment {
+                view: &c.view,
+                resolve_target: c.resolve.as_ref(),
+                ops: c.ops,
+            })
+        })
+        .collect();
+    let mut pass = enc.begin_render_pass(&rastra::RenderPassDescriptor {
+        label: Some(&r.label),
+        color_attachments: &colors,
+        depth_stencil_attachment: r.depth.as_ref().map(|d| {
+            rastra::RenderPassDepthStencilAttachment {
+                view: &d.view,
+                depth_ops: d.depth_ops,
+                stencil_ops: d.stencil_ops,
+            }
+        }),
+    });
+    for c in r.cmds {
+        match c {
+            PassCmd::SetPipeline(p) => pass.set_pipeline(&p),
+            PassCmd::SetBindGroup(i, g) => pass.set_bind_group(i, &g),
+            PassCmd::SetVertexBuffer(slot, b, offset, size) => {
+                pass.set_vertex_buffer(slot, &b, offset, size)
+            }
+            PassCmd::SetIndexBuffer(b, format, offset, size) => {
+                pass.set_index_buffer(&b, format, offset, size)
+            }
+            PassCmd::SetViewport([x, y, w, h, min, max]) => pass.set_viewport(x, y, w, h, min, max),
+            PassCmd::SetScissor([x, y, w, h]) => pass.set_scissor_rect(x, y, w, h),
+            PassCmd::SetBlendConstant(c) => pass.set_blend_constant(c),
+            PassCmd::Draw(v, i) => pass.draw(v, i),
+            PassCmd::DrawIndexed(idx, base, i) => pass.draw_indexed(idx, base, i),
+        }
+    }
+    pass.end();
+}
+
+/// A finished command buffer.
+pub struct RastraCommandBuffer {
+    pub(crate) label: String,
+    inner: Mutex<Option<rastra::CommandBuffer>>,
+    error: Option<String>,
+    buffers: Vec<Arc<BufferShared>>,
+}
+
+impl fmt::Debug for RastraCommandBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RastraCommandBuffer({:?})", self.label)
+    }
+}
+
+impl RastraCommandBuffer {
+    /// The rastra command buffer, if it is valid, not yet submitted, and every buffer it
+    /// uses is unmapped and alive; Err says why not.
+    pub(crate) fn take_for_submit(&self) -> Result<rastra::CommandBuffer, String> {
+        if let Some(e) = &self.error {
+            return Err(format!("the command buffer is invalid: {e}"));
+        }
+        if let Some(problem) = self.buffers.iter().find_map(|b| b.submit_problem()) {
+            return Err(problem);
+        }
+        lock(&self.inner)
+            .take()
+            .ok_or_else(|| "the command buffer was already submitted".to_string())
+    }
+}
+
+impl CommandBufferInterface for RastraCommandBuffer {}
+
+/// State shared by render passes and render bundle encoders: resolving wgpu objects into
+/// recorded commands.
+struct CmdSink<'a> {
+    cmds: &'a mut Vec<PassCmd>,
+    buffers: &'a mut Vec<Arc<BufferShared>>,
+    error: &'a mut Option<String>,
+}
+
+impl CmdSink<'_> {
+    fn push(&mut self, cmd: Result<PassCmd, String>) {
+        if self.error.is_some() {
+            return;
+        }
+        match cmd {
+            Ok(c) => self.cmds.push(c),
+            Err(e) => *self.error = Some(e),
+        }
+    }
+
+    fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
+        let p = pipeline
+            .as_custom::<RastraRenderPipeline>()
+            .and_then(|p| p.inner.clone())
+            .ok_or_else(|| "set_pipeline: the render pipeline is invalid".to_string());
+        self.push(p.map(PassCmd::SetPipeline));
+    }
+
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        group: Option<&DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        let Some(group) = group else {
+            // An unset group is simply not bound; draws that need it fail their checks.
+            return;
+        };
+        let g = resolve_bind_group(group, offsets, self.buffers);
+        self.push(g.map(|g| PassCmd::SetBindGroup(index, g)));
+    }
+
+    fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        buffer: &DispatchBuffer,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        let cmd = buffer_of(buffer).map(|(rb, b)| {
+            self.buffers.push(rb.0.clone());
+            PassCmd::SetVertexBuffer(slot, b, offset, size.map(|s| s.get()))
+        });
+        self.push(cmd.map_err(|e| format!("set_vertex_buffer: {e}")));
+    }
+
+    fn set_index_buffer(
+        &mut self,
+        buffer: &DispatchBuffer,
+        format: wgpu::IndexFormat,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        let cmd = buffer_of(buffer).map(|(rb, b)| {
+            self.buffers.push(rb.0.clone());
+            let format = convert::index_format_from(format).expect("both index formats");
+            PassCmd::SetIndexBuffer(b, format, offset, size.map(|s| s.get()))
+        });
+        self.push(cmd.map_err(|e| format!("set_index_buffer: {e}")));
+    }
+}
+
+/// The rastra bind group for `set_bind_group`, with its dynamic offsets applied.
+fn resolve_bind_group(
+    group: &DispatchBindGroup,
+    offsets: &[wgpu::DynamicOffset],
+    buffers: &mut Vec<Arc<BufferShared>>,
+) -> Result<rastra::BindGroup, String> {
+    let g = group
+        .as_custom::<RastraBindGroup>()
+        .ok_or("set_bind_group: a bind group of another backend")?;
+    let inner = g
+        .inner
+        .as_ref()
+        .ok_or_else(|| format!("set_bind_group: bind group '{}' is invalid", g.label))?;
+    if offsets.len() != g.dynamic.len() {
+        return Err(format!(
+            "set_bind_group: {} dynamic offsets for a group with {} dynamic bindings",
+            offsets.len(),
+            g.dynamic.len()
+        ));
+    }
+    buffers.extend(g.buffers.iter().cloned());
+    if offsets.is_empty() {
+        return Ok(inner.clone());
+    }
+    let pairs: Vec<(u32, u64)> = g
+        .dynamic
+        .iter()
+        .zip(offsets)
+        .map(|(&b, &o)| (b, o as u64))
+        .collect();
+    inner
+        .with_dynamic_offsets(&pairs)
+        .map_err(|e| format!("set_bind_group: {e}"))
+}
+
+/// A wgpu render pass on rastra: records until dropped, then hands its commands to the
+/// encoder.
+pub struct RastraRenderPass {
+    rec: Arc<Mutex<Recording>>,
+    pass: Option<RenderPassRecord>,
+    buffers: Vec<Arc<BufferShared>>,
+    error: Option<String>,
+    debug_depth: u32,
+}
+
+impl fmt::Debug for RastraRenderPass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RastraRenderPass")
+    }
+}
+
+impl RastraRenderPass {
+    fn sink(&mut self) -> CmdSink<'_> {
+        let pass = self.pass.as_mut().expect("the pass records until dropped");
+        CmdSink {
+            cmds: &mut pass.cmds,
+            buffers: &mut self.buffers,
+            error: &mut self.error,
+        }
+    }
+
+    fn unsupported(&mut self, what: &str) {
+        self.error.get_or_insert_with(|| what.to_string());
+    }
+}
+
+impl Drop for RastraRenderPass {
+    fn drop(&mut self) {
+        let mut rec = lock(&self.rec);
+        rec.open_pass = false;
+        if self.debug_depth != 0 {
+            self.error
+                .get_or_insert_with(|| "render pass ended with debug groups open".into());
+        }
+        match self.error.take() {
+            Some(e) => rec.fail(format!("render pass: {e}")),
+            None => {
+                if let Some(p) = self.pass.take() {
+                    rec.ops.push(Op::Render(p));
+                    rec.buffers.append(&mut self.buffers);
+                }
+            }
+        }
+    }
+}
+
+impl RenderPassInterface for RastraRenderPass {
+    fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
+        self.sink().set_pipeline(pipeline);
+    }
+
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        bind_group: Option<&DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        self.sink().set_bind_group(index, bind_group, offsets);
+    }
+
+    fn set_index_buffer(
+        &mut self,
+        buffer: &DispatchBuffer,
+        index_format: wgpu::IndexFormat,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.sink()
+            .set_index_buffer(buffer, index_format, offset, size);
+    }
+
+    fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        buffer: Option<&DispatchBuffer>,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        if let Some(buffer) = buffer {
+            self.sink().set_vertex_buffer(slot, buffer, offset, size);
+        }
+    }
+
+    fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
+        self.unsupported("set_immediates needs the IMMEDIATES feature");
+    }
+
+    fn set_blend_constant(&mut self, color: wgpu::Color) {
+        self.sink()
+            .push(Ok(PassCmd::SetBlendConstant(convert::color_from(color))));
+    }
+
+    fn set_scissor_rect(&mut self, x: u32, y: u32, width: u32, height: u32) {
+        self.sink()
+            .push(Ok(PassCmd::SetScissor([x, y, width, height])));
+    }
+
+    fn set_viewport(
+        &mut self,
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+        min_depth: f32,
+        max_depth: f32,
+    ) {
+        self.sink().push(Ok(PassCmd::SetViewport([
+            x, y, width, height, min_depth, max_depth,
+        ])));
+    }
+
+    fn set_stencil_reference(&mut self, _reference: u32) {
+        // Pipelines with stencil tests are refused, so the reference has no reader.
+    }
+
+    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
+    }
+
+    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+        self.sink()
+            .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
+    }
+
+    fn draw_mesh_tasks(&mut self, _x: u32, _y: u32, _z: u32) {
+        self.unsupported("mesh shaders are not supported through wgpu yet");
+    }
+
+    fn draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.unsupported("draw_indirect is not supported yet");
+    }
+
+    fn draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.unsupported("draw_indexed_indirect is not supported yet");
+    }
+
+    fn draw_mesh_tasks_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.unsupported("mesh shaders are not supported through wgpu yet");
+    }
+
+    fn multi_draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: u64, _count: u32) {
+        self.unsupported("multi_draw_indirect is not supported yet");
+    }
+
+    fn multi_draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: u64, _count: u32) {
+        self.unsupported("multi_draw_indexed_indirect is not supported yet");
+    }
+
+    fn multi_draw_indirect_count(
+        &mut self,
+        _buffer: &DispatchBuffer,
+        _offset: u64,
+        _count_buffer: &DispatchBuffer,
+        _count_offset: u64,
+        _max_count: u32,
+    ) {
+        self.unsupported("multi_draw_indirect_count needs MULTI_DRAW_INDIRECT_COUNT");
+    }
+
+    fn multi_draw_mesh_tasks_indirect(
+        &mut self,
+        _buffer: &DispatchBuffer,
+        _offset: u64,
+        _count: u32,
+    ) {
+        self.unsupported("mesh shaders are not supported through wgpu yet");
+    }
+
+    fn multi_draw_indexed_indirect_count(
+        &mut self,
+        _buffer: &DispatchBuffer,
+        _offset: u64,
+        _count_buffer: &DispatchBuffer,
+        _count_offset: u64,
+        _max_count: u32,
+    ) {
+        self.unsupported("multi_draw_indexed_indirect_count needs MULTI_DRAW_INDIRECT_COUNT");
+    }
+
+    fn multi_draw_mesh_tasks_indirect_count(
+        &mut self,
+        _buffer: &DispatchBuffer,
+        _offset: u64,
+        _count_buffer: &DispatchBuffer,
+        _count_offset: u64,
+        _max_count: u32,
+    ) {
+        self.unsupported("mesh shaders are not supported through wgpu yet");
+    }
+
+    fn insert_debug_marker(&mut self, _label: &str) {}
+
+    fn push_debug_group(&mut self, _group_label: &str) {
+        self.debug_depth += 1;
+    }
+
+    fn pop_debug_group(&mut self) {
+        match self.debug_depth.checked_sub(1) {
+            Some(d) => self.debug_depth = d,
+            None => self.unsupported("pop_debug_group without a pushed group"),
+        }
+    }
+
+    fn write_timestamp(&mut self, _query_set: &DispatchQuerySet, _query_index: u32) {
+        self.unsupported("write_timestamp needs TIMESTAMP_QUERY_INSIDE_PASSES");
+    }
+
+    fn begin_occlusion_query(&mut self, _query_index: u32) {
+        self.unsupported("occlusion queries are not supported yet");
+    }
+
+    fn end_occlusion_query(&mut self) {
+        self.unsupported("occlusion queries are not supported yet");
+    }
+
+    fn begin_pipeline_statistics_query(&mut self, _query_set: &DispatchQuerySet, _index: u32) {
+        self.unsupported("pipeline statistics queries need PIPELINE_STATISTICS_QUERY");
+    }
+
+    fn end_pipeline_statistics_query(&mut self) {
+        self.unsupported("pipeline statistics queries need PIPELINE_STATISTICS_QUERY");
+    }
+
+    fn execute_bundles(&mut self, render_bundles: &mut dyn Iterator<Item = &DispatchRenderBundle>) {
+        for b in render_bundles {
+            let Some(bundle) = b.as_custom::<RastraRenderBundle>() else {
+                continue;
+            };
+            match &bundle.cmds {
+                Ok(cmds) => {
+                    let pass = self.pass.as_mut().expect("the pass records until dropped");
+                    pass.cmds.extend(cmds.iter().cloned());
+                    self.buffers.extend(bundle.buffers.iter().cloned());
+                }
+                Err(e) => self.unsupported(&format!("execute_bundles: the bundle is invalid: {e}")),
+            }
+        }
+    }
+}
+
+/// A wgpu compute pass on rastra.
+pub struct RastraComputePass {
+    rec: Arc<Mutex<Recording>>,
+    label: String,
+    cmds: Vec<ComputeCmd>,
+    buffers: Vec<Arc<BufferShared>>,
+    error: Option<String>,
+    debug_depth: u32,
+}
+
+impl fmt::Debug for RastraComputePass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RastraComputePass({:?})", self.label)
+    }
+}
+
+impl RastraComputePass {
+    fn push(&mut self, cmd: Result<ComputeCmd, String>) {
+        if self.error.is_some() {
+            return;
+        }
+        match cmd {
+            Ok(c) => self.cmds.push(c),
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+impl Drop for RastraComputePass {
+    fn drop(&mut self) {
+        let mut rec = lock(&self.rec);
+        rec.open_pass = false;
+        if self.debug_depth != 0 {
+            self.error
+                .get_or_insert_with(|| "compute pass ended with debug groups open".into());
+        }
+        match self.error.take() {
+            Some(e) => rec.fail(format!("compute pass: {e}")),
+            None => {
+                let cmds = std::mem::take(&mut self.cmds);
+                rec.ops
+                    .push(Op::Compute(std::mem::take(&mut self.label), cmds));
+                rec.buffers.append(&mut self.buffers);
+            }
+        }
+    }
+}
+
+impl ComputePassInterface for RastraComputePass {
+    fn set_pipeline(&mut self, pipeline: &DispatchComputePipeline) {
+        let p = pipeline
+            .as_custom::<RastraComputePipeline>()
+            .and_then(|p| p.inner.clone())
+            .ok_or_else(|| "set_pipeline: the compute pipeline is invalid".to_string());
+        self.push(p.map(ComputeCmd::SetPipeline));
+    }
+
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        bind_group: Option<&DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        let Some(group) = bind_group else {
+            return;
+        };
+        let g = resolve_bind_group(group, offsets, &mut self.buffers);
+        self.push(g.map(|g| ComputeCmd::SetBindGroup(index, g)));
+    }
+
+    fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
+        self.error
+            .get_or_insert_with(|| "set_immediates needs the IMMEDIATES feature".into());
+    }
+
+    fn insert_debug_marker(&mut self, _label: &str) {}
+
+    fn push_debug_group(&mut self, _group_label: &str) {
+        self.debug_depth += 1;
+    }
+
+    fn pop_debug_group(&mut self) {
+        match self.debug_depth.checked_sub(1) {
+            Some(d) => self.debug_depth = d,
+            None => self.push(Err("pop_debug_group without a pushed group".into())),
+        }
+    }
+
+    fn write_timestamp(&mut self, _query_set: &DispatchQuerySet, _query_index: u32) {
+        self.push(Err(
+            "write_timestamp needs TIMESTAMP_QUERY_INSIDE_PASSES".into()
+        ));
+    }
+
+    fn begin_pipeline_statistics_query(&mut self, _query_set: &DispatchQuerySet, _index: u32) {
+        self.push(Err(
+            "pipeline statistics queries need PIPELINE_STATISTICS_QUERY".into(),
+        ));
+    }
+
+    fn end_pipeline_statistics_query(&mut self) {
+        self.push(Err(
+            "pipeline statistics queries need PIPELINE_STATISTICS_QUERY".into(),
+        ));
+    }
+
+    fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        self.push(Ok(ComputeCmd::Dispatch([x, y, z])));
+    }
+
+    fn dispatch_workgroups_indirect(
+        &mut self,
+        indirect_buffer: &DispatchBuffer,
+        indirect_offset: wgpu::BufferAddress,
+    ) {
+        let cmd = buffer_of(indirect_buffer).map(|(rb, b)| {
+            self.buffers.push(rb.0.clone());
+            ComputeCmd::DispatchIndirect(b, indirect_offset)
+        });
+        self.push(cmd.map_err(|e| format!("dispatch_workgroups_indirect: {e}")));
+    }
+
+    fn transition_resources<'a>(
+        &mut self,
+        _buffer_transitions: &mut dyn Iterator<
+            Item = wgpu::wgt::BufferTransition<&'a DispatchBuffer>,
+        >,
+        _texture_transitions: &mut dyn Iterator<
+            Item = wgpu::wgt::TextureTransition<&'a DispatchTextureView>,
+        >,
+    ) {
+    }
+}
+
+/// A wgpu render bundle encoder on rastra: records render-pass commands for replay.
+pub struct RastraRenderBundleEncoder {
+    cmds: Vec<PassCmd>,
+    buffers: Vec<Arc<BufferShared>>,
+    error: Option<String>,
+}
+
+impl fmt::Debug for RastraRenderBundleEncoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RastraRenderBundleEncoder")
+    }
+}
+
+impl RastraRenderBundleEncoder {
+    pub(crate) fn new(
+        _device: &Arc<DeviceShared>,
+        desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
+    ) -> Self {
+        let error = desc
+            .multiview
+            .map(|_| "multiview is not supported".to_string());
+        RastraRenderBundleEncoder {
+            cmds: Vec::new(),
+            buffers: Vec::new(),
+            error,
+        }
+    }
+
+    fn sink(&mut self) -> CmdSink<'_> {
+        CmdSink {
+            cmds: &mut self.cmds,
+            buffers: &mut self.buffers,
+            error: &mut self.error,
+        }
+    }
+
+    fn unsupported(&mut self, what: &str) {
+        self.error.get_or_insert_with(|| what.to_string());
+    }
+
+    fn into_bundle(self) -> RastraRenderBundle {
+        RastraRenderBundle {
+            cmds: match self.error {
+                Some(e) => Err(e),
+                None => Ok(self.cmds),
+            },
+            buffers: self.buffers,
+        }
+    }
+}
+
+impl RenderBundleEncoderInterface for RastraRenderBundleEncoder {
+    fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
+        self.sink().set_pipeline(pipeline);
+    }
+
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        bind_group: Option<&DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        self.sink().set_bind_group(index, bind_group, offsets);
+    }
+
+    fn set_index_buffer(
+        &mut self,
+        buffer: &DispatchBuffer,
+        index_format: wgpu::IndexFormat,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.sink()
+            .set_index_buffer(buffer, index_format, offset, size);
+    }
+
+    fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        buffer: Option<&DispatchBuffer>,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        if let Some(buffer) = buffer {
+            self.sink().set_vertex_buffer(slot, buffer, offset, size);
+        }
+    }
+
+    fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
+        self.unsupported("set_immediates needs the IMMEDIATES feature");
+    }
+
+    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
+    }
+
+    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+        self.sink()
+            .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
+    }
+
+    fn draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.unsupported("draw_indirect is not supported yet");
+    }
+
+    fn draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.unsupported("draw_indexed_indirect is not supported yet");
+    }
+
+    fn finish(self, _desc: &wgpu::RenderBundleDescriptor<'_>) -> DispatchRenderBundle
+    where
+        Self: Sized,
+    {
+        DispatchRenderBundle::custom(self.into_bundle())
+    }
+
+    fn finish_boxed(
+        self: Box<Self>,
+        _desc: &wgpu::RenderBundleDescriptor<'_>,
+    ) -> DispatchRenderBundle {
+        DispatchRenderBundle::custom((*self).into_bundle())
+    }
+}
+
+/// A finished render bundle: commands a render pass replays.
+pub struct RastraRenderBundle {
+    cmds: Result<Vec<PassCmd>, String>,
+    buffers: Vec<Arc<BufferShared>>,
+}
+
+impl fmt::Debug for RastraRenderBundle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RastraRenderBundle")
+    }
+}
+
+impl RenderBundleInterface for RastraRenderBundle {}
