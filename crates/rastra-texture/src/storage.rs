@@ -311,8 +311,10 @@ fn morton8(x: u32, y: u32) -> u32 {
 
 static NEXT_TEXTURE_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A texture's memory: the validated descriptor and its bytes in the tiled layout.
-#[derive(Debug)]
+/// A texture's memory: the validated descriptor and its bytes in the tiled layout. A clone
+/// is a snapshot with the same identity (same id and generation, so the texel caches and
+/// views accept it as the texture it was taken from).
+#[derive(Clone, Debug)]
 pub struct Texture {
     desc: TextureDesc,
     id: u64,

@@ -420,29 +420,30 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         let rec = std::mem::take(&mut *lock(&self.rec));
         lock(&self.rec).finished = true;
         let result = (|| {
+            let invalid = |m: String| Err(rastra::Error::Validation(m));
             if rec.finished {
-                return Err("the encoder was already finished".to_string());
+                return invalid("the encoder was already finished".into());
             }
             if let Some(e) = rec.error {
-                return Err(e);
+                return invalid(e);
             }
             if rec.open_pass {
-                return Err("a pass is still open".into());
+                return invalid("a pass is still open".into());
             }
             if rec.debug_depth != 0 {
-                return Err(format!(
+                return invalid(format!(
                     "{} debug groups pushed and never popped",
                     rec.debug_depth
                 ));
             }
-            replay(&self.device, rec.ops).map_err(|e| e.to_string())
+            replay(&self.device, rec.ops)
         })();
         let (inner, error) = match result {
             Ok(cb) => (Some(cb), None),
             Err(e) => {
-                self.device
-                    .invalid("CommandEncoder::finish", &self.label, e.clone());
-                (None, Some(e))
+                let message = e.to_string();
+                self.device.report("CommandEncoder::finish", &self.label, e);
+                (None, Some(message))
             }
         };
         DispatchCommandBuffer::custom(RastraCommandBuffer {

@@ -446,7 +446,7 @@ type Attachments = (
     u32,
     Vec<Option<crate::TextureFormat>>,
     Option<crate::TextureFormat>,
-    Vec<Texture>,
+    Vec<TextureView>,
 );
 
 fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, Error> {
@@ -559,7 +559,10 @@ fn validate_attachments(desc: &RenderPassDescriptor<'_>) -> Result<Attachments, 
             return validation("a texture is attached to the render pass twice");
         }
     }
-    let attachments = all.into_iter().cloned().collect();
+    let mut attachments: Vec<TextureView> =
+        colors.iter().flatten().map(|c| c.view.clone()).collect();
+    attachments.extend(colors.iter().flatten().filter_map(|c| c.resolve.clone()));
+    attachments.extend(depth.iter().map(|d| d.view.clone()));
     Ok((
         Command::BeginRenderPass {
             label: desc.label.unwrap_or("").to_string(),
@@ -587,8 +590,8 @@ struct PassState {
     samples: u32,
     formats: Vec<Option<crate::TextureFormat>>,
     depth_format: Option<crate::TextureFormat>,
-    /// Every texture attached to the pass (resolve targets included).
-    attachments: Vec<Texture>,
+    /// Every view attached to the pass (resolve targets included).
+    attachments: Vec<TextureView>,
     pipeline: Option<RenderPipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
     vertex_buffers: Vec<Option<BufferRange>>,
@@ -921,7 +924,7 @@ pub(crate) fn validate_bindings(
     programs: &[&Program],
     bind_groups: &[Option<BindGroup>],
     fixed: &[&BufferRange],
-    attachments: &[Texture],
+    attachments: &[TextureView],
 ) -> Result<(), Error> {
     let mut used: Vec<(&BufferRange, bool)> = fixed.iter().map(|r| (*r, false)).collect();
     for program in programs {
@@ -992,7 +995,7 @@ pub(crate) fn validate_bindings(
 fn validate_texture_bindings(
     program: &Program,
     bind_groups: &[Option<BindGroup>],
-    attachments: &[Texture],
+    attachments: &[TextureView],
 ) -> Result<(), Error> {
     let find = |group: u32, binding: u32, name: &str| -> Result<&Bound, Error> {
         let Some(g) = &bind_groups[group as usize] else {
@@ -1043,9 +1046,16 @@ fn validate_texture_bindings(
                 view.format()
             ));
         }
-        if attachments.iter().any(|a| a.same(view.texture())) {
+        // Sampling other subresources of an attached texture is allowed (rendering a mip
+        // chain level by level); the attached subresource itself is not.
+        if let Some(a) = attachments.iter().find(|a| {
+            a.texture().same(view.texture())
+                && view.covers(a.base_mip_level(), a.base_array_layer())
+        }) {
             return validation(format!(
-                "{at}: the texture is also an attachment of the render pass"
+                "{at}: the view includes mip level {} layer {}, which the render pass renders                  into",
+                a.base_mip_level(),
+                a.base_array_layer()
             ));
         }
     }

@@ -345,13 +345,34 @@ fn compute_mut(compute: &mut Option<ComputeState>) -> &mut ComputeState {
         .expect("the encoder only records compute commands inside a compute pass")
 }
 
-/// Texture memory locked for reading while shaders sample it, one guard per texture.
-type SampledTextures<'g> = Vec<(&'g Texture, RwLockReadGuard<'g, rastra_texture::Texture>)>;
+/// Texture memory a draw's shaders sample: locked for reading, or — for a texture the pass
+/// renders into (other subresources of it, as validated) — a snapshot taken through the
+/// pass's own write guard, since the texture cannot be locked a second time.
+enum Sampled<'g> {
+    Shared(RwLockReadGuard<'g, rastra_texture::Texture>),
+    Snapshot(Box<rastra_texture::Texture>),
+}
 
-/// Locks (for reading) every texture the programs sample, once each.
+impl std::ops::Deref for Sampled<'_> {
+    type Target = rastra_texture::Texture;
+
+    fn deref(&self) -> &rastra_texture::Texture {
+        match self {
+            Sampled::Shared(guard) => guard,
+            Sampled::Snapshot(texture) => texture,
+        }
+    }
+}
+
+/// The memory of every texture a draw samples, one entry per texture.
+type SampledTextures<'g> = Vec<(&'g Texture, Sampled<'g>)>;
+
+/// Locks (for reading) every texture the programs sample, once each; `attached` is the
+/// memory of the pass's attachments, which is copied instead of locked.
 fn lock_sampled<'g>(
     programs: &[&rastra_shader::Program],
     groups: &'g [Option<BindGroup>],
+    attached: &[&rastra_texture::Texture],
 ) -> SampledTextures<'g> {
     let mut locked: SampledTextures<'g> = Vec::new();
     for program in programs {
@@ -361,7 +382,11 @@ fn lock_sampled<'g>(
                 .and_then(|g| g.entry(t.binding))
                 && !locked.iter().any(|(l, _)| l.same(v.texture()))
             {
-                locked.push((v.texture(), v.texture().read_lock()));
+                let memory = match attached.iter().find(|m| m.id() == v.view.texture_id()) {
+                    Some(m) => Sampled::Snapshot(Box::new((*m).clone())),
+                    None => Sampled::Shared(v.texture().read_lock()),
+                };
+                locked.push((v.texture(), memory));
             }
         }
     }
@@ -432,7 +457,7 @@ fn run_dispatch(
     stats: &mut FrameStats,
 ) -> Result<(), String> {
     let pipeline = c.pipeline.clone().expect("validated at record time");
-    let sampled = lock_sampled(&[&pipeline.0], &c.bind_groups);
+    let sampled = lock_sampled(&[&pipeline.0], &c.bind_groups, &[]);
     let resources = stage_resources(&pipeline.0, &c.bind_groups, &sampled);
     let mut counters = Counters::default();
     rastra_pipeline::compute::dispatch(
@@ -486,7 +511,14 @@ fn run_draw(
     let programs: Vec<&rastra_shader::Program> = std::iter::once(&*linked.desc.vertex)
         .chain(linked.desc.fragment.as_deref())
         .collect();
-    let sampled = lock_sampled(&programs, &p.bind_groups);
+    let attached: Vec<&rastra_texture::Texture> = p
+        .colors
+        .iter()
+        .flatten()
+        .map(|(memory, _)| &**memory)
+        .chain(p.depth.as_ref().map(|d| &*d.memory))
+        .collect();
+    let sampled = lock_sampled(&programs, &p.bind_groups, &attached);
     let vertex_resources = stage_resources(&linked.desc.vertex, &p.bind_groups, &sampled);
     let fragment_resources = linked
         .desc

@@ -281,6 +281,13 @@ impl TextureView {
         (w, h)
     }
 
+    /// Whether the view includes subresource (`level`, `layer`) of its texture.
+    pub(crate) fn covers(&self, level: u32, layer: u32) -> bool {
+        let v = &self.view;
+        (v.base_mip_level..v.base_mip_level + v.mip_level_count).contains(&level)
+            && (v.base_array_layer..v.base_array_layer + v.array_layer_count).contains(&layer)
+    }
+
     /// Whether the view can be a render attachment: one mip level, one layer, 2D.
     pub(crate) fn check_attachment(&self, what: &str) -> Result<(), Error> {
         let v = &self.view;
