@@ -944,7 +944,7 @@ pub(crate) fn validate_bindings(
             };
             let Bound::Buffer(range) = entry else {
                 return validation(format!(
-                    "`{}` (@group({}) @binding({})) is a buffer; the bind group holds a texture                      or sampler there",
+                    "`{}` (@group({}) @binding({})) is a buffer; the bind group holds a texture or sampler there",
                     b.name, b.group, b.binding
                 ));
             };
@@ -1053,7 +1053,7 @@ fn validate_texture_bindings(
                 && view.covers(a.base_mip_level(), a.base_array_layer())
         }) {
             return validation(format!(
-                "{at}: the view includes mip level {} layer {}, which the render pass renders                  into",
+                "{at}: the view includes mip level {} layer {}, which the render pass renders into",
                 a.base_mip_level(),
                 a.base_array_layer()
             ));

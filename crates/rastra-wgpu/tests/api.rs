@@ -1,0 +1,374 @@
+//! wgpu API semantics on rastra: the adapter's honesty, WebGPU's error model (scopes,
+//! invalid objects, no panics), buffer mapping (callbacks exactly once, mapped at creation,
+//! write mappings, misuse), poll, the device-lost callback from the shader watchdog, and
+//! rastra's report reachable from wgpu code.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::{map_and_read, rastra_device, validation_error};
+use wgpu::util::DeviceExt;
+
+#[test]
+fn the_adapter_advertises_only_what_rastra_does() {
+    let instance = rastra_wgpu::instance();
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let info = adapter.get_info();
+    assert_eq!(info.device_type, wgpu::DeviceType::Cpu);
+    let features = adapter.features();
+    assert!(features.contains(wgpu::Features::TEXTURE_COMPRESSION_BC));
+    for missing in [
+        wgpu::Features::TIMESTAMP_QUERY,
+        wgpu::Features::PIPELINE_STATISTICS_QUERY,
+        wgpu::Features::IMMEDIATES,
+        wgpu::Features::CLEAR_TEXTURE,
+        wgpu::Features::INDIRECT_FIRST_INSTANCE,
+    ] {
+        assert!(!features.contains(missing), "{missing:?} is advertised");
+    }
+    // Storage binding is withheld from every format; rendering is offered only where
+    // rastra's output merger writes the format.
+    let f = adapter.get_texture_format_features(wgpu::TextureFormat::Rgba8Unorm);
+    assert!(
+        !f.allowed_usages
+            .contains(wgpu::TextureUsages::STORAGE_BINDING)
+    );
+    assert!(
+        f.allowed_usages
+            .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+    );
+    let r64 = adapter.get_texture_format_features(wgpu::TextureFormat::R64Uint);
+    assert!(r64.allowed_usages.is_empty());
+    // Asking for a feature rastra lacks fails the request, with the reason.
+    let err = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: wgpu::Features::TIMESTAMP_QUERY,
+        ..Default::default()
+    }))
+    .err()
+    .expect("the request fails");
+    assert!(err.to_string().contains("TIMESTAMP_QUERY"), "{err}");
+}
+
+#[test]
+fn misuse_is_a_validation_error_in_the_innermost_scope() {
+    let (device, queue) = rastra_device();
+    // A shader that does not compile: the error names line and column, and the module's
+    // compilation info has the location.
+    let (module, e) = validation_error(&device, || {
+        device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("broken"),
+            source: wgpu::ShaderSource::Wgsl(
+                "@vertex fn vs() -> @builtin(position) vec4<f32> {\n  return vec4(1.0) +;\n}"
+                    .into(),
+            ),
+        })
+    });
+    let e = e.expect("a compile error");
+    assert!(e.to_string().contains("broken"), "{e}");
+    let info = pollster::block_on(module.get_compilation_info());
+    assert_eq!(info.messages.len(), 1);
+    assert_eq!(info.messages[0].location.map(|l| l.line_number), Some(2));
+
+    // Nested scopes: the inner Validation scope takes the error, the outer sees nothing.
+    let outer = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let inner = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bad usage"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::VERTEX,
+        mapped_at_creation: false,
+    });
+    assert!(pollster::block_on(inner.pop()).is_some());
+    assert!(pollster::block_on(outer.pop()).is_none());
+
+    // Using the invalid buffer is reported again, at submission of the encoder's work.
+    let (_, e) = validation_error(&device, || {
+        let target = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&buffer, 0, &target, 0, 16);
+        queue.submit([encoder.finish()]);
+    });
+    assert!(e.expect("an error").to_string().contains("invalid"));
+
+    // An out-of-memory scope does not catch validation errors; they reach the handler.
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    device.on_uncaptured_error(Arc::new(move |e| sink.lock().unwrap().push(e.to_string())));
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    queue.write_buffer(&buffer, 0, &[0; 4]);
+    assert!(pollster::block_on(oom.pop()).is_none());
+    assert_eq!(seen.lock().unwrap().len(), 1, "{:?}", seen.lock().unwrap());
+}
+
+#[test]
+fn sampling_the_level_a_pass_renders_into_is_rejected() {
+    let (device, queue) = rastra_device();
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("chain"),
+        size: wgpu::Extent3d {
+            width: 8,
+            height: 8,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 2,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            r#"
+@group(0) @binding(0) var t: texture_2d<f32>;
+@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    return vec4(f32(i & 1u) * 4.0 - 1.0, f32(i & 2u) * 2.0 - 1.0, 0.0, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4<f32> { return textureLoad(t, vec2(0), 0); }
+"#
+            .into(),
+        ),
+    });
+    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: None,
+        layout: None,
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: None,
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: None,
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::TextureFormat::Rgba8Unorm.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let level0 = texture.create_view(&wgpu::TextureViewDescriptor {
+        mip_level_count: Some(1),
+        ..Default::default()
+    });
+    let whole = texture.create_view(&Default::default());
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::TextureView(&whole),
+        }],
+    });
+    let (_, e) = validation_error(&device, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &level0,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: Default::default(),
+                })],
+                ..Default::default()
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+        queue.submit([encoder.finish()]);
+    });
+    let e = e
+        .expect("sampling the attached level is an error")
+        .to_string();
+    assert!(e.contains("renders into"), "{e}");
+}
+
+#[test]
+fn mapping_follows_webgpu() {
+    let (device, queue) = rastra_device();
+    // Mapped at creation: writes land at unmap.
+    let data = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("init"),
+        contents: &[1, 2, 3, 4, 5, 6, 7, 8],
+        usage: wgpu::BufferUsages::COPY_SRC,
+    });
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read"),
+        size: 8,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&data, 0, &read, 0, 8);
+    queue.submit([encoder.finish()]);
+
+    // The callback runs exactly once, at poll, never inside map_async.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        r.unwrap();
+        c.fetch_add(1, Ordering::SeqCst);
+    });
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    device.poll(wgpu::PollType::Poll).unwrap();
+    device.poll(wgpu::PollType::Poll).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        &*read.slice(..).get_mapped_range().unwrap(),
+        &[1, 2, 3, 4, 5, 6, 7, 8]
+    );
+
+    // A mapped buffer cannot be used by a submission.
+    let (_, e) = validation_error(&device, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&data, 0, &read, 0, 8);
+        queue.submit([encoder.finish()]);
+    });
+    assert!(e.expect("an error").to_string().contains("mapped"));
+    read.unmap();
+
+    // A write mapping reaches the buffer at unmap.
+    let upload = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("upload"),
+        size: 8,
+        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    upload
+        .slice(..)
+        .map_async(wgpu::MapMode::Write, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    upload
+        .slice(..)
+        .get_mapped_range_mut()
+        .unwrap()
+        .copy_from_slice(&[9, 9, 9, 9, 8, 8, 8, 8]);
+    upload.unmap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&upload, 0, &read, 0, 8);
+    queue.submit([encoder.finish()]);
+    assert_eq!(map_and_read(&device, &read), [9, 9, 9, 9, 8, 8, 8, 8]);
+
+    // Unmapping before the map completes aborts it: the callback sees an error.
+    let result = Arc::new(Mutex::new(None));
+    let r = result.clone();
+    read.slice(..).map_async(wgpu::MapMode::Read, move |x| {
+        *r.lock().unwrap() = Some(x.is_ok())
+    });
+    read.unmap();
+    device.poll(wgpu::PollType::Poll).unwrap();
+    assert_eq!(*result.lock().unwrap(), Some(false));
+
+    // Mapping for the wrong mode is a validation error and a failed callback.
+    let (ok, e) = validation_error(&device, || {
+        let ok = Arc::new(Mutex::new(None));
+        let o = ok.clone();
+        read.slice(..).map_async(wgpu::MapMode::Write, move |x| {
+            *o.lock().unwrap() = Some(x.is_ok())
+        });
+        device.poll(wgpu::PollType::Poll).unwrap();
+        let v = *ok.lock().unwrap();
+        v
+    });
+    assert_eq!(ok, Some(false));
+    assert!(e.is_some());
+}
+
+#[test]
+fn a_runaway_shader_loses_the_device_once() {
+    let instance = rastra_wgpu::instance_with(rastra::DeviceDescriptor {
+        shader_instruction_budget: 1 << 20,
+        ..Default::default()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+    let lost = Arc::new(Mutex::new(Vec::new()));
+    let l = lost.clone();
+    device
+        .set_device_lost_callback(move |reason, message| l.lock().unwrap().push((reason, message)));
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            r#"
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64) fn spin(@builtin(global_invocation_id) id: vec3<u32>) {
+    var x = id.x;
+    loop {
+        x = x * 1664525u + 1013904223u;
+        if (x == 7u) { break; }
+    }
+    out[id.x] = x;
+}
+"#
+            .into(),
+        ),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: None,
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let out = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 256,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: out.as_entire_binding(),
+        }],
+    });
+    for _ in 0..2 {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        queue.submit([encoder.finish()]);
+    }
+    let lost = lost.lock().unwrap();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].0, wgpu::DeviceLostReason::Unknown);
+    assert!(
+        lost[0].1.contains("budget") || lost[0].1.contains("instruction"),
+        "{}",
+        lost[0].1
+    );
+}
+
+#[test]
+fn the_report_of_the_last_submission_is_reachable() {
+    let (device, queue) = rastra_device();
+    assert!(rastra_wgpu::last_report(&device).is_none());
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 64,
+        usage: wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.clear_buffer(&buffer, 0, None);
+    queue.submit([encoder.finish()]);
+    assert!(rastra_wgpu::last_report(&device).is_some());
+}
