@@ -800,6 +800,58 @@ fn resolve_bind_group(
         .map_err(|e| format!("set_bind_group: {e}"))
 }
 
+/// The state-setting methods render passes and render bundle encoders share: both resolve
+/// wgpu objects into recorded commands through their `CmdSink`, and set draws and draw
+/// indexed the same way.
+macro_rules! recording_methods {
+    () => {
+        fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
+            self.sink().set_pipeline(pipeline);
+        }
+
+        fn set_bind_group(
+            &mut self,
+            index: u32,
+            bind_group: Option<&DispatchBindGroup>,
+            offsets: &[wgpu::DynamicOffset],
+        ) {
+            self.sink().set_bind_group(index, bind_group, offsets);
+        }
+
+        fn set_index_buffer(
+            &mut self,
+            buffer: &DispatchBuffer,
+            index_format: wgpu::IndexFormat,
+            offset: wgpu::BufferAddress,
+            size: Option<wgpu::BufferSize>,
+        ) {
+            self.sink()
+                .set_index_buffer(buffer, index_format, offset, size);
+        }
+
+        fn set_vertex_buffer(
+            &mut self,
+            slot: u32,
+            buffer: Option<&DispatchBuffer>,
+            offset: wgpu::BufferAddress,
+            size: Option<wgpu::BufferSize>,
+        ) {
+            if let Some(buffer) = buffer {
+                self.sink().set_vertex_buffer(slot, buffer, offset, size);
+            }
+        }
+
+        fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+            self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
+        }
+
+        fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+            self.sink()
+                .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
+        }
+    };
+}
+
 /// A wgpu render pass on rastra: records until dropped, then hands its commands to the
 /// encoder.
 pub struct RastraRenderPass {
@@ -852,41 +904,7 @@ impl Drop for RastraRenderPass {
 }
 
 impl RenderPassInterface for RastraRenderPass {
-    fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
-        self.sink().set_pipeline(pipeline);
-    }
-
-    fn set_bind_group(
-        &mut self,
-        index: u32,
-        bind_group: Option<&DispatchBindGroup>,
-        offsets: &[wgpu::DynamicOffset],
-    ) {
-        self.sink().set_bind_group(index, bind_group, offsets);
-    }
-
-    fn set_index_buffer(
-        &mut self,
-        buffer: &DispatchBuffer,
-        index_format: wgpu::IndexFormat,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.sink()
-            .set_index_buffer(buffer, index_format, offset, size);
-    }
-
-    fn set_vertex_buffer(
-        &mut self,
-        slot: u32,
-        buffer: Option<&DispatchBuffer>,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        if let Some(buffer) = buffer {
-            self.sink().set_vertex_buffer(slot, buffer, offset, size);
-        }
-    }
+    recording_methods!();
 
     fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
         self.unsupported("set_immediates needs the IMMEDIATES feature");
@@ -918,15 +936,6 @@ impl RenderPassInterface for RastraRenderPass {
 
     fn set_stencil_reference(&mut self, _reference: u32) {
         // Pipelines with stencil tests are refused, so the reference has no reader.
-    }
-
-    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
-        self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
-    }
-
-    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
-        self.sink()
-            .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
     }
 
     fn draw_mesh_tasks(&mut self, _x: u32, _y: u32, _z: u32) {
@@ -1231,53 +1240,10 @@ impl RastraRenderBundleEncoder {
 }
 
 impl RenderBundleEncoderInterface for RastraRenderBundleEncoder {
-    fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
-        self.sink().set_pipeline(pipeline);
-    }
-
-    fn set_bind_group(
-        &mut self,
-        index: u32,
-        bind_group: Option<&DispatchBindGroup>,
-        offsets: &[wgpu::DynamicOffset],
-    ) {
-        self.sink().set_bind_group(index, bind_group, offsets);
-    }
-
-    fn set_index_buffer(
-        &mut self,
-        buffer: &DispatchBuffer,
-        index_format: wgpu::IndexFormat,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.sink()
-            .set_index_buffer(buffer, index_format, offset, size);
-    }
-
-    fn set_vertex_buffer(
-        &mut self,
-        slot: u32,
-        buffer: Option<&DispatchBuffer>,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        if let Some(buffer) = buffer {
-            self.sink().set_vertex_buffer(slot, buffer, offset, size);
-        }
-    }
+    recording_methods!();
 
     fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
         self.unsupported("set_immediates needs the IMMEDIATES feature");
-    }
-
-    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
-        self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
-    }
-
-    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
-        self.sink()
-            .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
     }
 
     fn draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {

@@ -439,6 +439,23 @@ fn mip_chain(device: &wgpu::Device, queue: &wgpu::Queue) -> Vec<u8> {
         mipmap_filter: wgpu::MipmapFilterMode::Linear,
         ..Default::default()
     });
+    // The blit's bind group: a view to sample and the trilinear sampler.
+    let sampling = |view: &wgpu::TextureView| {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &blit_pipe.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&sampler),
+                },
+            ],
+        })
+    };
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let view = level(0);
@@ -452,20 +469,7 @@ fn mip_chain(device: &wgpu::Device, queue: &wgpu::Queue) -> Vec<u8> {
     for l in 1..levels {
         let src = level(l - 1);
         let dst = level(l);
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &blit_pipe.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&src),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&sampler),
-                },
-            ],
-        });
+        let group = sampling(&src);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             color_attachments: &[Some(color_pass(&dst, None, wgpu::Color::BLACK))],
             ..Default::default()
@@ -478,20 +482,7 @@ fn mip_chain(device: &wgpu::Device, queue: &wgpu::Queue) -> Vec<u8> {
     let screen = render_target(device, 24, 24, FORMAT, 1);
     let screen_view = screen.create_view(&Default::default());
     let all = texture.create_view(&Default::default());
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &blit_pipe.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::TextureView(&all),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: wgpu::BindingResource::Sampler(&sampler),
-            },
-        ],
-    });
+    let group = sampling(&all);
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             color_attachments: &[Some(color_pass(&screen_view, None, wgpu::Color::BLACK))],
