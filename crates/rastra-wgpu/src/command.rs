@@ -156,19 +156,25 @@ impl RastraCommandEncoder {
         }
     }
 
-    /// Records `op` if the encoder may record and every resource resolved.
-    fn record(&self, call: &str, op: Result<Op, String>, buffers: &[&RastraBuffer]) {
+    /// Records `op` and the buffers it uses if the encoder may record and every resource
+    /// resolved.
+    fn record(&self, call: &str, op: Result<(Op, Vec<Arc<BufferShared>>), String>) {
         let mut rec = lock(&self.rec);
         if !rec.ready(call) {
             return;
         }
         match op {
-            Ok(op) => {
+            Ok((op, buffers)) => {
                 rec.ops.push(op);
-                rec.buffers.extend(buffers.iter().map(|b| b.0.clone()));
+                rec.buffers.extend(buffers);
             }
             Err(e) => rec.fail(format!("{call}: {e}")),
         }
+    }
+
+    /// Records the failure of a call rastra cannot perform.
+    fn refuse(&self, call: &str, why: &str) {
+        self.record(call, Err(why.to_string()));
     }
 }
 
@@ -241,13 +247,10 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     dst_offset: destination_offset,
                     size,
                 },
-                [s.clone(), d.clone()],
+                vec![s.0.clone(), d.0.clone()],
             ))
         })();
-        match op {
-            Ok((op, [s, d])) => self.record("copy_buffer_to_buffer", Ok(op), &[&s, &d]),
-            Err(e) => self.record("copy_buffer_to_buffer", Err(e), &[]),
-        }
+        self.record("copy_buffer_to_buffer", op);
     }
 
     fn copy_buffer_to_texture(
@@ -267,13 +270,10 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     dst,
                     size: extent(copy_size),
                 },
-                b.clone(),
+                vec![b.0.clone()],
             ))
         })();
-        match op {
-            Ok((op, b)) => self.record(CALL, Ok(op), &[&b]),
-            Err(e) => self.record(CALL, Err(e), &[]),
-        }
+        self.record(CALL, op);
     }
 
     fn copy_texture_to_buffer(
@@ -293,13 +293,10 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     layout: buffer_layout(destination.layout),
                     size: extent(copy_size),
                 },
-                b.clone(),
+                vec![b.0.clone()],
             ))
         })();
-        match op {
-            Ok((op, b)) => self.record(CALL, Ok(op), &[&b]),
-            Err(e) => self.record(CALL, Err(e), &[]),
-        }
+        self.record(CALL, op);
     }
 
     fn copy_texture_to_texture(
@@ -310,13 +307,14 @@ impl CommandEncoderInterface for RastraCommandEncoder {
     ) {
         const CALL: &str = "copy_texture_to_texture";
         let op = (|| {
-            Ok(Op::CopyTextureToTexture {
+            let op = Op::CopyTextureToTexture {
                 src: texture_at(&self.device, CALL, &source)?,
                 dst: texture_at(&self.device, CALL, &destination)?,
                 size: extent(copy_size),
-            })
+            };
+            Ok((op, Vec::new()))
         })();
-        self.record(CALL, op, &[]);
+        self.record(CALL, op);
     }
 
     fn begin_compute_pass(&self, desc: &wgpu::ComputePassDescriptor<'_>) -> DispatchComputePass {
@@ -459,10 +457,9 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         _texture: &DispatchTexture,
         _subresource_range: &wgpu::ImageSubresourceRange,
     ) {
-        self.record(
+        self.refuse(
             "clear_texture",
-            Err("needs the CLEAR_TEXTURE feature, which rastra does not advertise yet".into()),
-            &[],
+            "needs the CLEAR_TEXTURE feature, which rastra does not advertise yet",
         );
     }
 
@@ -472,18 +469,15 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         offset: wgpu::BufferAddress,
         size: Option<wgpu::BufferAddress>,
     ) {
-        match buffer_of(buffer) {
-            Ok((b, inner)) => self.record(
-                "clear_buffer",
-                Ok(Op::ClearBuffer {
-                    buffer: inner,
-                    offset,
-                    size,
-                }),
-                &[&b.clone()],
-            ),
-            Err(e) => self.record("clear_buffer", Err(e), &[]),
-        }
+        let op = buffer_of(buffer).map(|(b, inner)| {
+            let op = Op::ClearBuffer {
+                buffer: inner,
+                offset,
+                size,
+            };
+            (op, vec![b.0.clone()])
+        });
+        self.record("clear_buffer", op);
     }
 
     fn insert_debug_marker(&self, _label: &str) {
@@ -508,10 +502,9 @@ impl CommandEncoderInterface for RastraCommandEncoder {
     }
 
     fn write_timestamp(&self, _query_set: &DispatchQuerySet, _query_index: u32) {
-        self.record(
+        self.refuse(
             "write_timestamp",
-            Err("needs TIMESTAMP_QUERY_INSIDE_ENCODERS, which rastra does not advertise".into()),
-            &[],
+            "needs TIMESTAMP_QUERY_INSIDE_ENCODERS, which rastra does not advertise",
         );
     }
 
@@ -523,11 +516,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         _destination: &DispatchBuffer,
         _destination_offset: wgpu::BufferAddress,
     ) {
-        self.record(
-            "resolve_query_set",
-            Err("query sets are not supported yet".into()),
-            &[],
-        );
+        self.refuse("resolve_query_set", "query sets are not supported yet");
     }
 
     fn mark_acceleration_structures_built<'a>(
@@ -535,10 +524,9 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         _blas: &mut dyn Iterator<Item = &'a wgpu::Blas>,
         _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
     ) {
-        self.record(
+        self.refuse(
             "mark_acceleration_structures_built",
-            Err("ray tracing is not supported".into()),
-            &[],
+            "ray tracing is not supported",
         );
     }
 
@@ -547,10 +535,9 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         _blas: &mut dyn Iterator<Item = &'a wgpu::BlasBuildEntry<'a>>,
         _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
     ) {
-        self.record(
+        self.refuse(
             "build_acceleration_structures",
-            Err("ray tracing is not supported".into()),
-            &[],
+            "ray tracing is not supported",
         );
     }
 
