@@ -34,6 +34,8 @@ enum PassCmd {
     SetBlendConstant(rastra::Color),
     Draw(Range<u32>, Range<u32>),
     DrawIndexed(Range<u32>, i32, Range<u32>),
+    /// Arguments at an offset of a buffer; indexed or not.
+    DrawIndirect(rastra::Buffer, u64, bool),
 }
 
 /// One recorded compute-pass command.
@@ -644,6 +646,8 @@ fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
             PassCmd::SetBlendConstant(c) => pass.set_blend_constant(c),
             PassCmd::Draw(v, i) => pass.draw(v, i),
             PassCmd::DrawIndexed(idx, base, i) => pass.draw_indexed(idx, base, i),
+            PassCmd::DrawIndirect(b, offset, false) => pass.draw_indirect(&b, offset),
+            PassCmd::DrawIndirect(b, offset, true) => pass.draw_indexed_indirect(&b, offset),
         }
     }
     pass.end();
@@ -752,6 +756,34 @@ impl CmdSink<'_> {
     }
 }
 
+impl CmdSink<'_> {
+    /// Records `count` indirect draws whose arguments are packed from `offset` on.
+    fn draw_indirect(
+        &mut self,
+        call: &str,
+        buffer: &DispatchBuffer,
+        offset: u64,
+        count: u32,
+        indexed: bool,
+    ) {
+        let stride = if indexed {
+            rastra::DrawIndexedIndirectArgs::SIZE
+        } else {
+            rastra::DrawIndirectArgs::SIZE
+        };
+        match buffer_of(buffer) {
+            Ok((rb, b)) => {
+                self.buffers.push(rb.0.clone());
+                for k in 0..count as u64 {
+                    let cmd = PassCmd::DrawIndirect(b.clone(), offset + k * stride, indexed);
+                    self.push(Ok(cmd));
+                }
+            }
+            Err(e) => self.push(Err(format!("{call}: {e}"))),
+        }
+    }
+}
+
 /// The rastra bind group for `set_bind_group`, with its dynamic offsets applied.
 fn resolve_bind_group(
     group: &DispatchBindGroup,
@@ -835,6 +867,16 @@ macro_rules! recording_methods {
         fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
             self.sink()
                 .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
+        }
+
+        fn draw_indirect(&mut self, buffer: &DispatchBuffer, offset: wgpu::BufferAddress) {
+            self.sink()
+                .draw_indirect("draw_indirect", buffer, offset, 1, false);
+        }
+
+        fn draw_indexed_indirect(&mut self, buffer: &DispatchBuffer, offset: wgpu::BufferAddress) {
+            self.sink()
+                .draw_indirect("draw_indexed_indirect", buffer, offset, 1, true);
         }
     };
 }
@@ -929,24 +971,18 @@ impl RenderPassInterface for RastraRenderPass {
         self.unsupported("mesh shaders are not supported through wgpu yet");
     }
 
-    fn draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
-        self.unsupported("draw_indirect is not supported yet");
-    }
-
-    fn draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
-        self.unsupported("draw_indexed_indirect is not supported yet");
-    }
-
     fn draw_mesh_tasks_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
         self.unsupported("mesh shaders are not supported through wgpu yet");
     }
 
-    fn multi_draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: u64, _count: u32) {
-        self.unsupported("multi_draw_indirect is not supported yet");
+    fn multi_draw_indirect(&mut self, buffer: &DispatchBuffer, offset: u64, count: u32) {
+        self.sink()
+            .draw_indirect("multi_draw_indirect", buffer, offset, count, false);
     }
 
-    fn multi_draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: u64, _count: u32) {
-        self.unsupported("multi_draw_indexed_indirect is not supported yet");
+    fn multi_draw_indexed_indirect(&mut self, buffer: &DispatchBuffer, offset: u64, count: u32) {
+        self.sink()
+            .draw_indirect("multi_draw_indexed_indirect", buffer, offset, count, true);
     }
 
     fn multi_draw_indirect_count(
@@ -1231,14 +1267,6 @@ impl RenderBundleEncoderInterface for RastraRenderBundleEncoder {
 
     fn set_immediates(&mut self, _offset: u32, _data: &[u8]) {
         self.unsupported("set_immediates needs the IMMEDIATES feature");
-    }
-
-    fn draw_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
-        self.unsupported("draw_indirect is not supported yet");
-    }
-
-    fn draw_indexed_indirect(&mut self, _buffer: &DispatchBuffer, _offset: wgpu::BufferAddress) {
-        self.unsupported("draw_indexed_indirect is not supported yet");
     }
 
     fn finish(self, _desc: &wgpu::RenderBundleDescriptor<'_>) -> DispatchRenderBundle

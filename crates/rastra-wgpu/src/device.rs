@@ -63,7 +63,13 @@ impl DeviceShared {
         features: wgpu::Features,
         limits: wgpu::Limits,
     ) -> Arc<DeviceShared> {
-        let (device, queue) = rastra::Device::new(config);
+        let config = rastra::DeviceDescriptor {
+            features: rastra::DeviceFeatures {
+                indirect_first_instance: features.contains(wgpu::Features::INDIRECT_FIRST_INSTANCE),
+            },
+            ..config.clone()
+        };
+        let (device, queue) = rastra::Device::new(&config);
         Arc::new(DeviceShared {
             device,
             queue,

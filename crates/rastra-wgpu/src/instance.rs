@@ -103,6 +103,7 @@ pub(crate) fn features() -> wgpu::Features {
         | wgpu::Features::ADDRESS_MODE_CLAMP_TO_ZERO
         | wgpu::Features::FLOAT32_FILTERABLE
         | wgpu::Features::TEXTURE_FORMAT_16BIT_NORM
+        | wgpu::Features::INDIRECT_FIRST_INSTANCE
 }
 
 /// The limits rastra advertises: WebGPU's defaults (every wgpu program asks for them).
@@ -202,7 +203,8 @@ impl AdapterInterface for RastraAdapter {
                 | F::FRAGMENT_STORAGE
                 | F::DEPTH_TEXTURE_AND_BUFFER_COPIES
                 | F::UNRESTRICTED_INDEX_BUFFER
-                | F::TEXTURE_COMPRESSION,
+                | F::TEXTURE_COMPRESSION
+                | F::INDIRECT_EXECUTION,
             limits: wgpu::DownlevelLimits::default(),
             shader_model: wgpu::ShaderModel::Sm5,
         }

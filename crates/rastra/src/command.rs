@@ -114,6 +114,13 @@ pub(crate) enum Command {
         range: rastra_pipeline::DrawRange,
         instances: Range<u32>,
     },
+    /// A draw whose arguments are read from `buffer` at `offset` when it executes
+    /// ([`DrawIndirectArgs`] or [`DrawIndexedIndirectArgs`]).
+    DrawIndirect {
+        buffer: Buffer,
+        offset: u64,
+        indexed: bool,
+    },
     EndRenderPass,
     CopyBufferToBuffer {
         src: Buffer,
@@ -792,8 +799,7 @@ impl RenderPass<'_> {
                     VertexStepMode::Vertex => vertices.end,
                     VertexStepMode::Instance => instances.end,
                 } as u64;
-                let last_attr = layout.attributes.iter().map(|a| a.offset + a.format.size() as u64).max().unwrap_or(0);
-                if count > 0 && (count - 1) * layout.array_stride + last_attr > bound.size {
+                if count > element_limit(layout, bound.size) {
                     return validation(format!(
                         "draw reads {count} elements from vertex buffer {slot}, which holds fewer ({} bytes)",
                         bound.size
@@ -839,6 +845,26 @@ impl RenderPass<'_> {
         });
     }
 
+    /// Draws with the [`DrawIndirectArgs`] stored at `offset` in `buffer` when the draw
+    /// executes. As WebGPU's indirect-draw validation does, a draw whose arguments read past
+    /// the bound vertex or instance data is skipped.
+    pub fn draw_indirect(&mut self, buffer: &Buffer, offset: u64) {
+        self.record(|s| {
+            validate_draw(s, false, &(0..0))?;
+            indirect_command(buffer, offset, false)
+        });
+    }
+
+    /// Draws with the [`DrawIndexedIndirectArgs`] stored at `offset` in `buffer` when the
+    /// draw executes; a draw whose index range passes the end of the index buffer, or whose
+    /// instances pass the bound instance data, is skipped.
+    pub fn draw_indexed_indirect(&mut self, buffer: &Buffer, offset: u64) {
+        self.record(|s| {
+            validate_draw(s, true, &(0..0))?;
+            indirect_command(buffer, offset, true)
+        });
+    }
+
     /// Ends the pass (also happens when the pass is dropped).
     pub fn end(mut self) {
         self.finish_pass();
@@ -857,6 +883,136 @@ impl RenderPass<'_> {
 impl Drop for RenderPass<'_> {
     fn drop(&mut self) {
         self.finish_pass();
+    }
+}
+
+/// The arguments of a non-indexed indirect draw, as four little-endian `u32` in a buffer
+/// with INDIRECT usage (the layout of `VkDrawIndirectCommand` and WebGPU's `drawIndirect`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrawIndirectArgs {
+    pub vertex_count: u32,
+    pub instance_count: u32,
+    pub first_vertex: u32,
+    pub first_instance: u32,
+}
+
+impl DrawIndirectArgs {
+    /// Bytes the arguments occupy.
+    pub const SIZE: u64 = 16;
+
+    /// The arguments as the bytes a buffer holds.
+    pub fn to_bytes(&self) -> [u8; 16] {
+        le_words([
+            self.vertex_count,
+            self.instance_count,
+            self.first_vertex,
+            self.first_instance,
+        ])
+    }
+
+    pub(crate) fn from_bytes(b: [u8; 16]) -> Self {
+        let [vertex_count, instance_count, first_vertex, first_instance] = words_le(b);
+        DrawIndirectArgs {
+            vertex_count,
+            instance_count,
+            first_vertex,
+            first_instance,
+        }
+    }
+}
+
+/// The arguments of an indexed indirect draw, as five little-endian 32-bit words
+/// (`base_vertex` signed), the layout of `VkDrawIndexedIndirectCommand`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrawIndexedIndirectArgs {
+    pub index_count: u32,
+    pub instance_count: u32,
+    pub first_index: u32,
+    pub base_vertex: i32,
+    pub first_instance: u32,
+}
+
+impl DrawIndexedIndirectArgs {
+    /// Bytes the arguments occupy.
+    pub const SIZE: u64 = 20;
+
+    /// The arguments as the bytes a buffer holds.
+    pub fn to_bytes(&self) -> [u8; 20] {
+        le_words([
+            self.index_count,
+            self.instance_count,
+            self.first_index,
+            self.base_vertex as u32,
+            self.first_instance,
+        ])
+    }
+
+    pub(crate) fn from_bytes(b: [u8; 20]) -> Self {
+        let [
+            index_count,
+            instance_count,
+            first_index,
+            base_vertex,
+            first_instance,
+        ] = words_le(b);
+        DrawIndexedIndirectArgs {
+            index_count,
+            instance_count,
+            first_index,
+            base_vertex: base_vertex as i32,
+            first_instance,
+        }
+    }
+}
+
+fn le_words<const W: usize, const B: usize>(words: [u32; W]) -> [u8; B] {
+    std::array::from_fn(|i| words[i / 4].to_le_bytes()[i % 4])
+}
+
+fn words_le<const W: usize, const B: usize>(bytes: [u8; B]) -> [u32; W] {
+    std::array::from_fn(|k| u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap()))
+}
+
+/// The command for an indirect draw whose arguments sit at `offset` in `buffer`.
+fn indirect_command(buffer: &Buffer, offset: u64, indexed: bool) -> Result<Option<Command>, Error> {
+    let size = if indexed {
+        DrawIndexedIndirectArgs::SIZE
+    } else {
+        DrawIndirectArgs::SIZE
+    };
+    if !buffer.usage().contains(BufferUsages::INDIRECT) {
+        return validation("indirect draw buffer lacks INDIRECT usage");
+    }
+    if !offset.is_multiple_of(4) || offset.checked_add(size).is_none_or(|e| e > buffer.size()) {
+        return validation(format!(
+            "indirect draw arguments at offset {offset} ({size} bytes) do not fit the {}-byte \
+             buffer (or are not 4-aligned)",
+            buffer.size()
+        ));
+    }
+    Ok(Some(Command::DrawIndirect {
+        buffer: buffer.clone(),
+        offset,
+        indexed,
+    }))
+}
+
+/// How many elements (vertices or instances) a vertex buffer of `layout` with `bound` bytes
+/// bound can feed: the last element's attributes must end inside the range. One rule for
+/// direct draws (checked when recorded) and indirect ones (checked when executed).
+pub(crate) fn element_limit(layout: &crate::VertexBufferLayout, bound: u64) -> u64 {
+    let last_attr = layout
+        .attributes
+        .iter()
+        .map(|a| a.offset + a.format.size() as u64)
+        .max()
+        .unwrap_or(0);
+    match bound.checked_sub(last_attr) {
+        None => 0,
+        // A zero stride reads the same element for every index.
+        Some(room) => room
+            .checked_div(layout.array_stride)
+            .map_or(u64::MAX, |n| n + 1),
     }
 }
 

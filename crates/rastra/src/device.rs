@@ -33,6 +33,8 @@ pub struct DeviceDescriptor {
     /// Geometry of the texel caches: every shader core's L1 and the device's shared L2
     /// (sizes, line shape, associativity). Affects only the cache statistics, never results.
     pub texel_cache: TexelCacheConfig,
+    /// Optional behaviours, all on by default.
+    pub features: DeviceFeatures,
 }
 
 impl Default for DeviceDescriptor {
@@ -41,6 +43,24 @@ impl Default for DeviceDescriptor {
             shader_instruction_budget: 1 << 32,
             threads: None,
             texel_cache: TexelCacheConfig::default(),
+            features: DeviceFeatures::default(),
+        }
+    }
+}
+
+/// Behaviours an API layer may switch off to match what its program asked for (Vulkan's
+/// and WebGPU's optional device features). rastra implements all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceFeatures {
+    /// Indirect draws honour a non-zero `first_instance`; when off, such a draw is skipped
+    /// (WebGPU without `indirect-first-instance`).
+    pub indirect_first_instance: bool,
+}
+
+impl Default for DeviceFeatures {
+    fn default() -> Self {
+        DeviceFeatures {
+            indirect_first_instance: true,
         }
     }
 }
@@ -177,6 +197,7 @@ impl Queue {
         for cb in buffers {
             if let Err(reason) = crate::processor::execute(
                 &cb.commands,
+                &self.0.desc.features,
                 &self.0.workers,
                 &mut l2,
                 &mut budget,

@@ -40,8 +40,9 @@ pub use pipeline::{FragmentState, RenderPipeline, RenderPipelineDescriptor, Vert
 
 mod command;
 pub use command::{
-    Color, CommandBuffer, CommandEncoder, LoadOp, Operations, RenderPass,
-    RenderPassColorAttachment, RenderPassDepthStencilAttachment, RenderPassDescriptor, StoreOp,
+    Color, CommandBuffer, CommandEncoder, DrawIndexedIndirectArgs, DrawIndirectArgs, LoadOp,
+    Operations, RenderPass, RenderPassColorAttachment, RenderPassDepthStencilAttachment,
+    RenderPassDescriptor, StoreOp,
 };
 
 mod compute;
@@ -53,7 +54,7 @@ pub use compute::{
 mod processor;
 
 mod device;
-pub use device::{Device, DeviceDescriptor, Queue};
+pub use device::{Device, DeviceDescriptor, DeviceFeatures, Queue};
 
 pub use rastra_pipeline::format::{IndexFormat, TextureFormat, VertexFormat};
 pub use rastra_pipeline::format::{Unrenderable, check_renderable};

@@ -16,12 +16,16 @@ use rastra_shader::TextureBinding;
 use rastra_stats::{Counters, DrawStats, FrameStats};
 use rastra_texture::L2Cache;
 
-use crate::IndexFormat;
 use crate::binding::{BindGroup, Bound};
-use crate::command::{BufferRange, Command, LoadOp, StoreOp};
+use crate::command::{
+    BufferRange, Command, DrawIndexedIndirectArgs, DrawIndirectArgs, LoadOp, StoreOp, element_limit,
+};
 use crate::compute::ComputePipeline;
+use crate::device::DeviceFeatures;
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+use crate::resource::Buffer;
 use crate::texture::{Texture, TextureView};
+use crate::{IndexFormat, VertexStepMode};
 
 /// A texture's memory locked for writing (a render attachment).
 type Memory<'g> = RwLockWriteGuard<'g, rastra_texture::Texture>;
@@ -67,6 +71,7 @@ struct Pass<'g> {
 /// Executes `commands`; returns the reason when the device is lost.
 pub(crate) fn execute(
     commands: &[Command],
+    features: &DeviceFeatures,
     workers: &Workers,
     l2: &mut L2Cache,
     budget: &mut u64,
@@ -255,6 +260,38 @@ pub(crate) fn execute(
                 };
                 stats.draws.push(DrawStats {
                     label: format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len()),
+                    counters,
+                });
+                p.draws += 1;
+            }
+            Command::DrawIndirect {
+                buffer,
+                offset,
+                indexed,
+            } => {
+                let p = pass_mut(&mut pass);
+                let (range, instances, what) = indirect_draw(p, buffer, *offset, *indexed);
+                let mut counters = Counters::default();
+                let skipped = match (&range, &instances) {
+                    (Some(range), Some(instances)) if first_instance_ok(instances, features) => {
+                        run_draw(
+                            p,
+                            *range,
+                            instances.clone(),
+                            workers,
+                            l2,
+                            budget,
+                            &mut counters,
+                        )?;
+                        ""
+                    }
+                    (Some(_), Some(_)) => {
+                        " skipped: first_instance ≠ 0 needs indirect_first_instance"
+                    }
+                    _ => " skipped: its arguments read past the bound buffers",
+                };
+                stats.draws.push(DrawStats {
+                    label: format!("{} draw {}: {what}{skipped}", p.label, p.draws),
                     counters,
                 });
                 p.draws += 1;
@@ -569,6 +606,79 @@ fn run_draw(
         depth,
     };
     rastra_pipeline::draw(&call, &mut fb, workers, l2, budget, counters).map_err(|e| e.to_string())
+}
+
+/// Reads an indirect draw's arguments: the draw range and instances, None for either when
+/// the arguments read past what is bound (WebGPU then skips the draw), and a description.
+fn indirect_draw(
+    p: &Pass<'_>,
+    buffer: &Buffer,
+    offset: u64,
+    indexed: bool,
+) -> (
+    Option<rastra_pipeline::DrawRange>,
+    Option<std::ops::Range<u32>>,
+    String,
+) {
+    let pipeline = p.pipeline.as_ref().expect("validated at record time");
+    let layouts = &pipeline.0.desc.vertex_buffers;
+    let limit = |step: VertexStepMode| -> u64 {
+        layouts
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.step_mode == step)
+            .map(|(slot, l)| {
+                let bound = p.vertex_buffers[slot].as_ref().expect("validated");
+                element_limit(l, bound.size)
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    };
+    let fits = |first: u32, count: u32, limit: u64| first as u64 + count as u64 <= limit;
+    let instances = |first: u32, count: u32| {
+        fits(first, count, limit(VertexStepMode::Instance)).then(|| first..first + count)
+    };
+    if indexed {
+        let mut bytes = [0; DrawIndexedIndirectArgs::SIZE as usize];
+        buffer.read_bytes(offset, &mut bytes);
+        let a = DrawIndexedIndirectArgs::from_bytes(bytes);
+        let (index, format) = p.index.as_ref().expect("validated at record time");
+        let range = fits(
+            a.first_index,
+            a.index_count,
+            index.size / format.size() as u64,
+        )
+        .then_some(rastra_pipeline::DrawRange::Indexed {
+            first: a.first_index,
+            count: a.index_count,
+            base_vertex: a.base_vertex,
+        });
+        let what = format!(
+            "draw_indexed_indirect {} × {}",
+            a.index_count, a.instance_count
+        );
+        (range, instances(a.first_instance, a.instance_count), what)
+    } else {
+        let mut bytes = [0; DrawIndirectArgs::SIZE as usize];
+        buffer.read_bytes(offset, &mut bytes);
+        let a = DrawIndirectArgs::from_bytes(bytes);
+        let range = fits(
+            a.first_vertex,
+            a.vertex_count,
+            limit(VertexStepMode::Vertex),
+        )
+        .then_some(rastra_pipeline::DrawRange::Vertices {
+            first: a.first_vertex,
+            count: a.vertex_count,
+        });
+        let what = format!("draw_indirect {} × {}", a.vertex_count, a.instance_count);
+        (range, instances(a.first_instance, a.instance_count), what)
+    }
+}
+
+/// Whether the device lets an indirect draw start at `instances.start`.
+fn first_instance_ok(instances: &std::ops::Range<u32>, features: &DeviceFeatures) -> bool {
+    instances.start == 0 || features.indirect_first_instance
 }
 
 fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut FrameStats) {

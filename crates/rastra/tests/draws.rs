@@ -258,71 +258,159 @@ fn discard_keeps_the_old_colour_and_depth() {
     assert_eq!(stats.fragments_discarded, 256);
 }
 
+/// The instancing scene: a strip quad at base vertex 3 drawn with indices
+/// `[0, 1, 2, 3, restart, 0, 0]`; instance 0 is junk and instances 1 and 2 move the quad.
+struct Instanced {
+    pipeline: RenderPipeline,
+    vertices: Buffer,
+    offsets: Buffer,
+    indices: Buffer,
+}
+
+impl Instanced {
+    fn new(s: &Setup) -> Instanced {
+        let offsets = VertexBufferLayout {
+            array_stride: 8,
+            step_mode: VertexStepMode::Instance,
+            attributes: vec![VertexAttribute {
+                format: VertexFormat::Float32x2,
+                offset: 0,
+                shader_location: 2,
+            }],
+        };
+        let pipeline = s
+            .device
+            .create_render_pipeline(&RenderPipelineDescriptor {
+                label: None,
+                vertex: VertexState {
+                    module: &s.module,
+                    entry_point: Some("vs_instanced"),
+                    buffers: &[layout(), offsets],
+                    constants: &[],
+                },
+                primitive: PrimitiveState {
+                    topology: PrimitiveTopology::TriangleStrip,
+                    ..Default::default()
+                },
+                depth_stencil: None,
+                multisample: MultisampleState::default(),
+                fragment: Some(FragmentState {
+                    module: &s.module,
+                    entry_point: Some("fs"),
+                    targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
+                    constants: &[],
+                }),
+            })
+            .unwrap();
+        // Vertices 0..3 are junk; the quad's four strip vertices start at 3 (base_vertex = 3).
+        let mut v = vec![9.0; 3 * 7];
+        for (x, y) in [(-1.0, -1.0), (-0.5, -1.0), (-1.0, -0.5), (-0.5, -0.5)] {
+            v.extend_from_slice(&[x, y, 0.5, 1.0, 1.0, 0.0, 1.0]);
+        }
+        let indices: Vec<u8> = [0u16, 1, 2, 3, 0xffff, 0, 0]
+            .iter()
+            .flat_map(|i| i.to_le_bytes())
+            .collect();
+        Instanced {
+            pipeline,
+            vertices: s.vertex_buffer(&v),
+            // Instance 0 is junk (first_instance = 1); instances 1 and 2 move the quad right
+            // and up.
+            offsets: s.vertex_buffer(&[5.0, 5.0, 1.0, 0.0, 0.0, 1.0]),
+            indices: s
+                .device
+                .create_buffer_init(None, &indices, BufferUsages::INDEX)
+                .unwrap(),
+        }
+    }
+
+    /// Renders 16×16 with `draw` recording the draws; returns the lit pixels.
+    fn render(&self, s: &Setup, draw: impl FnOnce(&mut RenderPass<'_>)) -> Vec<(u32, u32)> {
+        let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+        let cv = color.create_view();
+        let mut encoder = s.device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &clear_pass(&cv),
+                ..Default::default()
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_vertex_buffer(0, &self.vertices, 0, None);
+            pass.set_vertex_buffer(1, &self.offsets, 0, None);
+            pass.set_index_buffer(&self.indices, IndexFormat::Uint16, 0, None);
+            draw(&mut pass);
+        }
+        s.queue.submit([encoder.finish().unwrap()]).unwrap();
+        let img = s.queue.read_texture(&color).unwrap();
+        (0..16)
+            .flat_map(|y| (0..16).map(move |x| (x, y)))
+            .filter(|&(x, y)| pixel(&img, 16, x, y)[0] != 0)
+            .collect()
+    }
+}
+
+/// Instances 1 and 2 of the instancing scene: NDC x ∈ [0, 0.5], y ∈ [−1, −0.5] → pixels x
+/// 8..12, y 12..16, and NDC x ∈ [−1, −0.5], y ∈ [0, 0.5] → pixels x 0..4, y 4..8.
+fn assert_two_instances(lit: &[(u32, u32)]) {
+    assert_eq!(lit.len(), 32, "{lit:?}");
+    assert!(
+        lit.iter()
+            .all(|&(x, y)| (8..12).contains(&x) && (12..16).contains(&y)
+                || (0..4).contains(&x) && (4..8).contains(&y))
+    );
+}
+
 #[test]
 fn instancing_with_base_vertex_and_first_instance() {
     let s = Setup::new();
-    let offsets = VertexBufferLayout {
-        array_stride: 8,
-        step_mode: VertexStepMode::Instance,
-        attributes: vec![VertexAttribute {
-            format: VertexFormat::Float32x2,
-            offset: 0,
-            shader_location: 2,
-        }],
+    let scene = Instanced::new(&s);
+    let lit = scene.render(&s, |pass| pass.draw_indexed(0..7, 3, 1..3));
+    assert_two_instances(&lit);
+    let stats = s.queue.take_stats().total();
+    assert_eq!(
+        stats.input_assembly_primitives, 4,
+        "two strips (restart cuts the third) × two instances"
+    );
+    assert_eq!(stats.vertex_shader_invocations, 2 * 4);
+}
+
+#[test]
+fn indirect_draws_read_their_arguments_when_they_execute() {
+    let s = Setup::new();
+    let scene = Instanced::new(&s);
+    let args = DrawIndexedIndirectArgs {
+        index_count: 7,
+        instance_count: 2,
+        first_index: 0,
+        base_vertex: 3,
+        first_instance: 1,
     };
-    let p = s
+    let indirect = |a: &[u8]| {
+        s.device
+            .create_buffer_init(None, a, BufferUsages::INDIRECT | BufferUsages::COPY_DST)
+            .unwrap()
+    };
+    // The buffer holds zeros when recorded; a copy earlier in the same submission writes
+    // the real arguments, so the draw must read them when it runs.
+    let real = s
         .device
-        .create_render_pipeline(&RenderPipelineDescriptor {
-            label: None,
-            vertex: VertexState {
-                module: &s.module,
-                entry_point: Some("vs_instanced"),
-                buffers: &[layout(), offsets],
-                constants: &[],
-            },
-            primitive: PrimitiveState {
-                topology: PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
-            depth_stencil: None,
-            multisample: MultisampleState::default(),
-            fragment: Some(FragmentState {
-                module: &s.module,
-                entry_point: Some("fs"),
-                targets: &[Some(color_target(TextureFormat::Rgba8Unorm))],
-                constants: &[],
-            }),
-        })
+        .create_buffer_init(None, &args.to_bytes(), BufferUsages::COPY_SRC)
         .unwrap();
-    // Vertices 0..3 are junk; the quad's four strip vertices start at 3 (base_vertex = 3).
-    let mut v = vec![9.0; 3 * 7];
-    for (x, y) in [(-1.0, -1.0), (-0.5, -1.0), (-1.0, -0.5), (-0.5, -0.5)] {
-        v.extend_from_slice(&[x, y, 0.5, 1.0, 1.0, 0.0, 1.0]);
-    }
-    let vb = s.vertex_buffer(&v);
-    // Instance 0 is junk (first_instance = 1); instances 1 and 2 move the quad right and up.
-    let ib_offsets = s.vertex_buffer(&[5.0, 5.0, 1.0, 0.0, 0.0, 1.0]);
-    let indices: Vec<u8> = [0u16, 1, 2, 3, 0xffff, 0, 0]
-        .iter()
-        .flat_map(|i| i.to_le_bytes())
-        .collect();
-    let ib = s
-        .device
-        .create_buffer_init(None, &indices, BufferUsages::INDEX)
-        .unwrap();
+    let buffer = indirect(&[0; 24]);
     let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
     let cv = color.create_view();
     let mut encoder = s.device.create_command_encoder();
+    encoder.copy_buffer_to_buffer(&real, 0, &buffer, 4, 20);
     {
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             color_attachments: &clear_pass(&cv),
             ..Default::default()
         });
-        pass.set_pipeline(&p);
-        pass.set_vertex_buffer(0, &vb, 0, None);
-        pass.set_vertex_buffer(1, &ib_offsets, 0, None);
-        pass.set_index_buffer(&ib, IndexFormat::Uint16, 0, None);
-        pass.draw_indexed(0..7, 3, 1..3);
+        pass.set_pipeline(&scene.pipeline);
+        pass.set_vertex_buffer(0, &scene.vertices, 0, None);
+        pass.set_vertex_buffer(1, &scene.offsets, 0, None);
+        pass.set_index_buffer(&scene.indices, IndexFormat::Uint16, 0, None);
+        pass.draw_indexed_indirect(&buffer, 4);
     }
     s.queue.submit([encoder.finish().unwrap()]).unwrap();
     let img = s.queue.read_texture(&color).unwrap();
@@ -330,20 +418,145 @@ fn instancing_with_base_vertex_and_first_instance() {
         .flat_map(|y| (0..16).map(move |x| (x, y)))
         .filter(|&(x, y)| pixel(&img, 16, x, y)[0] != 0)
         .collect();
-    // Instance 1: NDC x ∈ [0, 0.5], y ∈ [−1, −0.5] → pixels x 8..12, y 12..16.
-    // Instance 2: NDC x ∈ [−1, −0.5], y ∈ [0, 0.5] → pixels x 0..4, y 4..8.
-    assert_eq!(lit.len(), 32, "{lit:?}");
+    assert_two_instances(&lit);
+    let stats = s.queue.take_stats();
+    assert!(stats.draws[0].label.contains("draw_indexed_indirect 7 × 2"));
+    assert_eq!(stats.total().vertex_shader_invocations, 2 * 4);
+
+    // Non-indexed: vertices 3..7 of the strip (the quad), instances 1 and 2.
+    let plain = indirect(
+        &DrawIndirectArgs {
+            vertex_count: 4,
+            instance_count: 2,
+            first_vertex: 3,
+            first_instance: 1,
+        }
+        .to_bytes(),
+    );
+    assert_two_instances(&scene.render(&s, |pass| pass.draw_indirect(&plain, 0)));
+    s.queue.take_stats();
+
+    // Arguments that read past the bound data skip the draw (WebGPU's indirect validation):
+    // indices past the index buffer, instances past the instance buffer, vertices past the
+    // vertex buffer.
+    for bad in [
+        // (The 14 bytes of indices are padded to 16: 8 indices are bound.)
+        DrawIndexedIndirectArgs {
+            index_count: 9,
+            ..args
+        }
+        .to_bytes()
+        .to_vec(),
+        DrawIndexedIndirectArgs {
+            instance_count: 3,
+            ..args
+        }
+        .to_bytes()
+        .to_vec(),
+    ] {
+        let b = indirect(&bad);
+        assert!(
+            scene
+                .render(&s, |pass| pass.draw_indexed_indirect(&b, 0))
+                .is_empty()
+        );
+        let stats = s.queue.take_stats();
+        assert!(
+            stats.draws[0].label.contains("skipped"),
+            "{}",
+            stats.draws[0].label
+        );
+        assert_eq!(stats.total().vertex_shader_invocations, 0);
+    }
+    let past_vertices = indirect(
+        &DrawIndirectArgs {
+            vertex_count: 5,
+            instance_count: 1,
+            first_vertex: 3,
+            first_instance: 0,
+        }
+        .to_bytes(),
+    );
     assert!(
-        lit.iter()
-            .all(|&(x, y)| (8..12).contains(&x) && (12..16).contains(&y)
-                || (0..4).contains(&x) && (4..8).contains(&y))
+        scene
+            .render(&s, |pass| pass.draw_indirect(&past_vertices, 0))
+            .is_empty()
     );
-    let stats = s.queue.take_stats().total();
-    assert_eq!(
-        stats.input_assembly_primitives, 4,
-        "two strips (restart cuts the third) × two instances"
+
+    // Recording errors: usage, alignment, room for the arguments.
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+        let cv = color.create_view();
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            ..Default::default()
+        });
+        pass.set_pipeline(&scene.pipeline);
+        pass.set_vertex_buffer(0, &scene.vertices, 0, None);
+        pass.set_vertex_buffer(1, &scene.offsets, 0, None);
+        pass.draw_indirect(&plain, 4);
+    }
+    let err = encoder.finish().unwrap_err().to_string();
+    assert!(err.contains("do not fit"), "{err}");
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+        let cv = color.create_view();
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            ..Default::default()
+        });
+        pass.set_pipeline(&scene.pipeline);
+        pass.set_vertex_buffer(0, &scene.vertices, 0, None);
+        pass.set_vertex_buffer(1, &scene.offsets, 0, None);
+        pass.draw_indirect(&scene.vertices, 0);
+    }
+    let err = encoder.finish().unwrap_err().to_string();
+    assert!(err.contains("INDIRECT usage"), "{err}");
+}
+
+#[test]
+fn indirect_first_instance_is_a_device_feature() {
+    let (device, queue) = Device::new(&DeviceDescriptor {
+        features: DeviceFeatures {
+            indirect_first_instance: false,
+        },
+        ..Default::default()
+    });
+    let s = Setup {
+        module: module(&device, SHADER).unwrap(),
+        device,
+        queue,
+    };
+    let scene = Instanced::new(&s);
+    let args = DrawIndirectArgs {
+        vertex_count: 4,
+        instance_count: 2,
+        first_vertex: 3,
+        first_instance: 1,
+    };
+    let at = |a: DrawIndirectArgs| {
+        s.device
+            .create_buffer_init(None, &a.to_bytes(), BufferUsages::INDIRECT)
+            .unwrap()
+    };
+    let b = at(args);
+    assert!(
+        scene
+            .render(&s, |pass| pass.draw_indirect(&b, 0))
+            .is_empty()
     );
-    assert_eq!(stats.vertex_shader_invocations, 2 * 4);
+    let stats = s.queue.take_stats();
+    assert!(stats.draws[0].label.contains("indirect_first_instance"));
+    // Starting at instance 0 still draws (instance 0 is the junk offset, off screen).
+    let b = at(DrawIndirectArgs {
+        first_instance: 0,
+        instance_count: 1,
+        ..args
+    });
+    scene.render(&s, |pass| pass.draw_indirect(&b, 0));
+    assert_eq!(s.queue.take_stats().total().vertex_shader_invocations, 4);
 }
 
 #[test]
