@@ -200,9 +200,10 @@ pub fn draw(
     l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
-) -> Result<(), DrawError> {
+) -> Result<DrawOutput, DrawError> {
     let (width, height) = (fb.width, fb.height);
     let texel_cache = *l2.config();
+    let mut out = DrawOutput::default();
     front_end(
         call,
         width,
@@ -217,9 +218,18 @@ pub fn draw(
             for texels in vertex_texels.drain(..) {
                 account_texels(texels, l2, counters);
             }
-            back_end(call, fb, front, workers, l2, budget, counters)
+            out.samples_passed += back_end(call, fb, front, workers, l2, budget, counters)?;
+            Ok(())
         },
-    )
+    )?;
+    Ok(out)
+}
+
+/// What a draw produces besides its pixels: results the API hands back to the program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrawOutput {
+    /// Samples that passed every per-sample test (what an occlusion query counts).
+    pub samples_passed: u64,
 }
 
 /// Triangles the front end sets up before handing them to the back end, which bounds the
@@ -530,10 +540,10 @@ fn back_end(
     l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
-) -> Result<(), DrawError> {
+) -> Result<u64, DrawError> {
     let p = call.pipeline;
     if front.triangles.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let width = fb.width;
     let samples = fb.samples;
@@ -704,17 +714,22 @@ fn back_end(
             Some(b.saturating_sub(used))
         });
         let texels = textured.then(|| drain_texture_unit(&mut pixels.unit));
-        result.map(|()| (counters, texels)).map_err(DrawError::from)
+        let passed = std::mem::take(&mut pixels.samples_passed);
+        result
+            .map(|()| (counters, texels, passed))
+            .map_err(DrawError::from)
     });
     // Merged in tile order: the same totals (and the same L2 history) for any number of
     // workers.
+    let mut samples_passed = 0;
     for r in results {
-        let (tile, texels) = r?;
+        let (tile, texels, passed) = r?;
         counters.accumulate(&tile);
+        samples_passed += passed;
         if let Some(texels) = texels {
             account_texels(texels, l2, counters);
         }
     }
     *budget = shared_budget.load(Ordering::Relaxed);
-    Ok(())
+    Ok(samples_passed)
 }

@@ -59,6 +59,10 @@ pub struct PixelPipe<'a, 'fb> {
     pub warp: Option<Warp>,
     /// The texture unit of the shader core this pipe's warps run on.
     pub unit: TextureUnit,
+    /// Samples that passed every per-sample test (scissor, sample mask, depth, the
+    /// shader's discard) — the occlusion-query counter, a result the API reads back, not a
+    /// statistic.
+    pub samples_passed: u64,
     pending: Vec<Pending>,
 }
 
@@ -87,6 +91,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             depth,
             warp: pipeline.desc.fragment.as_deref().map(Warp::new),
             unit: TextureUnit::with_shared_l2(texel_cache),
+            samples_passed: 0,
             pending: Vec::with_capacity(QUADS_PER_WARP),
         }
     }
@@ -164,6 +169,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         }
         if self.warp.is_none() {
             // No fragment shader: depth-only rendering ends at the depth unit.
+            self.samples_passed += quad
+                .coverage
+                .iter()
+                .map(|c| c.count_ones() as u64)
+                .sum::<u64>();
             return Ok(());
         }
         self.pending.push(Pending {
@@ -338,6 +348,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 if cov == 0 {
                     continue;
                 }
+                self.samples_passed += cov.count_ones() as u64;
                 if matches!(
                     p.depth_mode,
                     DepthMode::Late | DepthMode::EarlyTestLateWrite

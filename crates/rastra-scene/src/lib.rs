@@ -313,6 +313,7 @@ impl Frame {
                             stencil_ops: None,
                         }
                     }),
+                    occlusion_query_set: None,
                 });
                 pass.set_blend_constant(self.blend_constant);
                 for (d, group) in self.draws.iter().zip(&bind_groups) {

@@ -18,8 +18,8 @@ use crate::convert;
 use crate::device::{DeviceShared, lock};
 use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
 use crate::resource::{
-    BufferShared, RastraBuffer, RastraTextureView, TextureAt, buffer_layout, copy_texture_info,
-    extent,
+    BufferShared, RastraBuffer, RastraQuerySet, RastraTextureView, TextureAt, buffer_layout,
+    copy_texture_info, extent,
 };
 
 /// One recorded render-pass command.
@@ -36,6 +36,8 @@ enum PassCmd {
     DrawIndexed(Range<u32>, i32, Range<u32>),
     /// Arguments at an offset of a buffer; indexed or not.
     DrawIndirect(rastra::Buffer, u64, bool),
+    BeginOcclusionQuery(u32),
+    EndOcclusionQuery,
 }
 
 /// One recorded compute-pass command.
@@ -63,6 +65,7 @@ struct RenderPassRecord {
     label: String,
     colors: Vec<Option<ColorAttachment>>,
     depth: Option<DepthAttachment>,
+    occlusion: Option<rastra::QuerySet>,
     cmds: Vec<PassCmd>,
 }
 
@@ -96,6 +99,12 @@ enum Op {
         buffer: rastra::Buffer,
         offset: u64,
         size: Option<u64>,
+    },
+    ResolveQuerySet {
+        set: rastra::QuerySet,
+        queries: Range<u32>,
+        destination: rastra::Buffer,
+        offset: u64,
     },
     Render(RenderPassRecord),
     Compute(String, Vec<ComputeCmd>),
@@ -362,9 +371,6 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                         .into(),
                 );
             }
-            if desc.occlusion_query_set.is_some() {
-                return Err("occlusion queries are not supported yet".into());
-            }
             if desc.multiview_mask.is_some() {
                 return Err("multiview is not supported".into());
             }
@@ -393,13 +399,21 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     stencil_ops: d.stencil_ops.as_ref().map(|o| operations(o, |v| v)),
                 }),
             };
-            Ok((colors, depth))
+            let occlusion = desc
+                .occlusion_query_set
+                .map(|q| {
+                    q.as_custom::<RastraQuerySet>()
+                        .ok_or("a query set of another backend")?
+                        .resolve()
+                })
+                .transpose()?;
+            Ok((colors, depth, occlusion))
         })();
-        let (colors, depth) = match attachments {
+        let (colors, depth, occlusion) = match attachments {
             Ok(a) => a,
             Err(e) => {
                 error.get_or_insert(e);
-                (Vec::new(), None)
+                (Vec::new(), None, None)
             }
         };
         DispatchRenderPass::custom(RastraRenderPass {
@@ -408,6 +422,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                 label: desc.label.unwrap_or("").to_string(),
                 colors,
                 depth,
+                occlusion,
                 cmds: Vec::new(),
             }),
             buffers: Vec::new(),
@@ -512,13 +527,27 @@ impl CommandEncoderInterface for RastraCommandEncoder {
 
     fn resolve_query_set(
         &self,
-        _query_set: &DispatchQuerySet,
-        _first_query: u32,
-        _query_count: u32,
-        _destination: &DispatchBuffer,
-        _destination_offset: wgpu::BufferAddress,
+        query_set: &DispatchQuerySet,
+        first_query: u32,
+        query_count: u32,
+        destination: &DispatchBuffer,
+        destination_offset: wgpu::BufferAddress,
     ) {
-        self.refuse("resolve_query_set", "query sets are not supported yet");
+        let op = (|| {
+            let set = query_set
+                .as_custom::<RastraQuerySet>()
+                .ok_or("a query set of another backend")?
+                .resolve()?;
+            let (rb, destination) = buffer_of(destination)?;
+            let op = Op::ResolveQuerySet {
+                set,
+                queries: first_query..first_query.saturating_add(query_count),
+                destination,
+                offset: destination_offset,
+            };
+            Ok((op, vec![rb.0.clone()]))
+        })();
+        self.record("resolve_query_set", op);
     }
 
     fn mark_acceleration_structures_built<'a>(
@@ -588,6 +617,12 @@ fn replay(device: &DeviceShared, ops: Vec<Op>) -> Result<rastra::CommandBuffer, 
                 offset,
                 size,
             } => enc.clear_buffer(&buffer, offset, size),
+            Op::ResolveQuerySet {
+                set,
+                queries,
+                destination,
+                offset,
+            } => enc.resolve_query_set(&set, queries, &destination, offset),
             Op::Render(r) => replay_render(&mut enc, r),
             Op::Compute(label, cmds) => {
                 let mut pass = enc.begin_compute_pass(Some(&label));
@@ -630,6 +665,7 @@ fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
                 stencil_ops: d.stencil_ops,
             }
         }),
+        occlusion_query_set: r.occlusion.as_ref(),
     });
     for c in r.cmds {
         match c {
@@ -648,6 +684,8 @@ fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
             PassCmd::DrawIndexed(idx, base, i) => pass.draw_indexed(idx, base, i),
             PassCmd::DrawIndirect(b, offset, false) => pass.draw_indirect(&b, offset),
             PassCmd::DrawIndirect(b, offset, true) => pass.draw_indexed_indirect(&b, offset),
+            PassCmd::BeginOcclusionQuery(index) => pass.begin_occlusion_query(index),
+            PassCmd::EndOcclusionQuery => pass.end_occlusion_query(),
         }
     }
     pass.end();
@@ -1044,12 +1082,13 @@ impl RenderPassInterface for RastraRenderPass {
         self.unsupported("write_timestamp needs TIMESTAMP_QUERY_INSIDE_PASSES");
     }
 
-    fn begin_occlusion_query(&mut self, _query_index: u32) {
-        self.unsupported("occlusion queries are not supported yet");
+    fn begin_occlusion_query(&mut self, query_index: u32) {
+        self.sink()
+            .push(Ok(PassCmd::BeginOcclusionQuery(query_index)));
     }
 
     fn end_occlusion_query(&mut self) {
-        self.unsupported("occlusion queries are not supported yet");
+        self.sink().push(Ok(PassCmd::EndOcclusionQuery));
     }
 
     fn begin_pipeline_statistics_query(&mut self, _query_set: &DispatchQuerySet, _index: u32) {

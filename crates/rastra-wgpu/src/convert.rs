@@ -274,7 +274,7 @@ pub fn color_writes_from(w: wgpu::ColorWrites) -> ColorWrites {
 }
 
 /// Buffer usage flags, pairwise.
-const BUFFER_USAGES: [(BufferUsages, wgpu::BufferUsages); 9] = [
+const BUFFER_USAGES: [(BufferUsages, wgpu::BufferUsages); 10] = [
     (BufferUsages::MAP_READ, wgpu::BufferUsages::MAP_READ),
     (BufferUsages::MAP_WRITE, wgpu::BufferUsages::MAP_WRITE),
     (BufferUsages::COPY_SRC, wgpu::BufferUsages::COPY_SRC),
@@ -284,6 +284,10 @@ const BUFFER_USAGES: [(BufferUsages, wgpu::BufferUsages); 9] = [
     (BufferUsages::UNIFORM, wgpu::BufferUsages::UNIFORM),
     (BufferUsages::STORAGE, wgpu::BufferUsages::STORAGE),
     (BufferUsages::INDIRECT, wgpu::BufferUsages::INDIRECT),
+    (
+        BufferUsages::QUERY_RESOLVE,
+        wgpu::BufferUsages::QUERY_RESOLVE,
+    ),
 ];
 
 /// Buffer usages.

@@ -565,20 +565,47 @@ impl RastraSampler {
 
 impl SamplerInterface for RastraSampler {}
 
-/// A wgpu query set on rastra. No query type is implemented yet: creation reports it.
+/// A wgpu query set on rastra: occlusion queries (the only type rastra advertises).
 #[derive(Debug)]
-pub struct RastraQuerySet;
+pub struct RastraQuerySet {
+    pub(crate) label: String,
+    /// None when creation failed (reported then).
+    pub(crate) inner: Option<rastra::QuerySet>,
+}
 
 impl RastraQuerySet {
     pub(crate) fn new(device: &Arc<DeviceShared>, desc: &wgpu::QuerySetDescriptor<'_>) -> Self {
-        let what = match desc.ty {
-            wgpu::QueryType::Occlusion => rastra::Error::Unsupported("occlusion queries".into()),
-            ty => rastra::Error::Validation(format!(
-                "{ty:?} queries need a feature this device does not have"
-            )),
+        let label = desc.label.unwrap_or("");
+        let inner = match desc.ty {
+            wgpu::QueryType::Occlusion => device.check(
+                "Device::create_query_set",
+                label,
+                device.device.create_query_set(&rastra::QuerySetDescriptor {
+                    label: desc.label,
+                    ty: rastra::QueryType::Occlusion,
+                    count: desc.count,
+                }),
+            ),
+            ty => {
+                device.invalid(
+                    "Device::create_query_set",
+                    label,
+                    format!("{ty:?} queries need a feature this device does not have"),
+                );
+                None
+            }
         };
-        device.report("Device::create_query_set", desc.label.unwrap_or(""), what);
-        RastraQuerySet
+        RastraQuerySet {
+            label: label.to_string(),
+            inner,
+        }
+    }
+
+    /// The rastra query set, or why there is none.
+    pub(crate) fn resolve(&self) -> Result<rastra::QuerySet, String> {
+        self.inner
+            .clone()
+            .ok_or_else(|| format!("query set '{}' is invalid", self.label))
     }
 }
 

@@ -19,12 +19,12 @@ fn the_adapter_advertises_only_what_rastra_does() {
     assert_eq!(info.device_type, wgpu::DeviceType::Cpu);
     let features = adapter.features();
     assert!(features.contains(wgpu::Features::TEXTURE_COMPRESSION_BC));
+    assert!(features.contains(wgpu::Features::INDIRECT_FIRST_INSTANCE));
     for missing in [
         wgpu::Features::TIMESTAMP_QUERY,
         wgpu::Features::PIPELINE_STATISTICS_QUERY,
         wgpu::Features::IMMEDIATES,
         wgpu::Features::CLEAR_TEXTURE,
-        wgpu::Features::INDIRECT_FIRST_INSTANCE,
     ] {
         assert!(!features.contains(missing), "{missing:?} is advertised");
     }
@@ -370,4 +370,132 @@ fn the_report_of_the_last_submission_is_reachable() {
     encoder.clear_buffer(&buffer, 0, None);
     queue.submit([encoder.finish()]);
     assert!(rastra_wgpu::last_report(&device).is_some());
+}
+
+/// Samples an indirect draw of a full-screen triangle covers on an 8×8 target, counted by
+/// an occlusion query; `first_instance` is the argument the draw reads.
+fn indirect_samples(device: &wgpu::Device, queue: &wgpu::Queue, first_instance: u32) -> u64 {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            r#"
+            @vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+                return vec4(f32(i & 1u) * 4.0 - 1.0, f32(i >> 1u) * 4.0 - 1.0, 0.5, 1.0);
+            }
+            @fragment fn fs() -> @location(0) vec4<f32> { return vec4(1.0); }
+            "#
+            .into(),
+        ),
+    });
+    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: None,
+        layout: None,
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: None,
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: None,
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::TextureFormat::Rgba8Unorm.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let target = common::render_target(device, 8, 8, wgpu::TextureFormat::Rgba8Unorm, 1);
+    let view = target.create_view(&Default::default());
+    let args = wgpu::util::DrawIndirectArgs {
+        vertex_count: 3,
+        instance_count: 1,
+        first_vertex: 0,
+        first_instance,
+    };
+    let args = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("args"),
+        contents: args.as_bytes(),
+        usage: wgpu::BufferUsages::INDIRECT,
+    });
+    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: None,
+        ty: wgpu::QueryType::Occlusion,
+        count: 1,
+    });
+    let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 8,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: Default::default(),
+            })],
+            occlusion_query_set: Some(&queries),
+            ..Default::default()
+        });
+        pass.set_pipeline(&pipeline);
+        pass.begin_occlusion_query(0);
+        pass.draw_indirect(&args, 0);
+        pass.end_occlusion_query();
+    }
+    encoder.resolve_query_set(&queries, 0..1, &resolved, 0);
+    queue.submit([encoder.finish()]);
+    let bytes = common::read_buffer(device, queue, &resolved);
+    u64::from_le_bytes(bytes[..8].try_into().unwrap())
+}
+
+#[test]
+fn first_instance_of_indirect_draws_needs_the_feature() {
+    let (device, queue) = rastra_device();
+    assert!(
+        device
+            .features()
+            .contains(wgpu::Features::INDIRECT_FIRST_INSTANCE)
+    );
+    assert_eq!(indirect_samples(&device, &queue, 0), 64);
+    assert_eq!(indirect_samples(&device, &queue, 1), 64);
+    // Without the feature, WebGPU skips an indirect draw whose first instance is not 0.
+    let instance = rastra_wgpu::instance();
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+    assert_eq!(indirect_samples(&device, &queue, 0), 64);
+    assert_eq!(indirect_samples(&device, &queue, 1), 0);
+    // Misuse of queries and indirect buffers is reported by finish.
+    let (_, error) = validation_error(&device, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: None,
+            ty: wgpu::QueryType::Occlusion,
+            count: 2,
+        });
+        let target = common::render_target(&device, 8, 8, wgpu::TextureFormat::Rgba8Unorm, 1);
+        let view = target.create_view(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: Default::default(),
+                })],
+                occlusion_query_set: Some(&queries),
+                ..Default::default()
+            });
+            pass.begin_occlusion_query(0);
+        }
+        encoder.finish()
+    });
+    let error = error.expect("an open query is an error").to_string();
+    assert!(error.contains("occlusion query 0 was active"), "{error}");
 }

@@ -1,8 +1,8 @@
 //! wgpu programs of the kinds real applications are made of — an indexed, textured, depth
 //! tested cube; MSAA; instancing; render-to-texture; mipmap generation by render passes;
-//! blending; compute-driven particles; GPU-driven culling with indirect draws; shadow
-//! mapping — each run on rastra and on lavapipe in the same test and compared within the
-//! tolerance recorded (with its reason) there.
+//! blending; compute-driven particles; GPU-driven culling with indirect draws; occlusion
+//! queries; shadow mapping — each run on rastra and on lavapipe in the same test and
+//! compared within the tolerance recorded (with its reason) there.
 
 mod common;
 
@@ -1102,5 +1102,107 @@ fn gpu_driven_culling_matches_lavapipe() {
         // Flat colours from the same arithmetic, objects apart: identical whatever order
         // the cull wrote the survivors in.
         assert_close("gpu culling", &rastra, &lavapipe, 96, 0, 0);
+    }
+}
+
+const OCCLUSION: &str = r#"
+@vertex fn vs(@location(0) p: vec3<f32>) -> @builtin(position) vec4<f32> {
+    return vec4(p, 1.0);
+}
+"#;
+
+/// Occlusion culling: a depth-only pass draws an occluder, then a pass with depth writes
+/// off asks, one occlusion query per object, how many samples of each object's bounding
+/// box would pass; the results are resolved into a buffer and read back.
+fn occlusion_culling(device: &wgpu::Device, queue: &wgpu::Queue) -> Vec<u64> {
+    // Pixel edges of a 64×64 target sit at NDC multiples of 1/32.
+    let rect = |x0: f32, y0: f32, x1: f32, y1: f32, z: f32| {
+        [[x0, y0], [x1, y0], [x1, y1], [x0, y0], [x1, y1], [x0, y1]]
+            .into_iter()
+            .flat_map(move |[x, y]| [x, y, z])
+    };
+    let vertices: Vec<f32> = rect(-1.0, -1.0, 0.25, 1.0, 0.2) // the occluder
+        .chain(rect(-0.75, -0.5, -0.25, 0.5, 0.5)) // behind it
+        .chain(rect(0.5, -0.25, 0.75, 0.25, 0.5)) // in the open
+        .chain(rect(0.0, 0.5, 0.5, 1.0, 0.5)) // half behind it
+        .chain(rect(-1.0, -1.0, -0.5, -0.5, 0.1)) // in front of it
+        .collect();
+    let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("boxes"),
+        contents: bytemuck::cast_slice(&vertices),
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    let module = shader(device, OCCLUSION);
+    let layout = [Some(wgpu::VertexBufferLayout {
+        array_stride: 12,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &wgpu::vertex_attr_array![0 => Float32x3],
+    })];
+    let depth_state = |write| wgpu::DepthStencilState {
+        format: wgpu::TextureFormat::Depth32Float,
+        depth_write_enabled: Some(write),
+        depth_compare: Some(wgpu::CompareFunction::Less),
+        stencil: Default::default(),
+        bias: Default::default(),
+    };
+    let occluder = pipeline(device, &module, &layout, &[], Some(depth_state(true)), 1);
+    let probe = pipeline(device, &module, &layout, &[], Some(depth_state(false)), 1);
+    let depth = depth_texture(device, 64, 64, wgpu::TextureUsages::empty());
+    let depth_view = depth.create_view(&Default::default());
+    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("visibility"),
+        ty: wgpu::QueryType::Occlusion,
+        count: 4,
+    });
+    let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("resolved"),
+        size: 32,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    for pass_index in 0..2 {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: if pass_index == 0 {
+                        wgpu::LoadOp::Clear(1.0)
+                    } else {
+                        wgpu::LoadOp::Load
+                    },
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            occlusion_query_set: (pass_index == 1).then_some(&queries),
+            ..Default::default()
+        });
+        pass.set_vertex_buffer(0, vertices.slice(..));
+        if pass_index == 0 {
+            pass.set_pipeline(&occluder);
+            pass.draw(0..6, 0..1);
+        } else {
+            pass.set_pipeline(&probe);
+            for object in 0..4u32 {
+                pass.begin_occlusion_query(object);
+                pass.draw(6 + object * 6..12 + object * 6, 0..1);
+                pass.end_occlusion_query();
+            }
+        }
+    }
+    encoder.resolve_query_set(&queries, 0..4, &resolved, 0);
+    queue.submit([encoder.finish()]);
+    let bytes = common::read_buffer(device, queue, &resolved);
+    bytemuck::cast_slice(&bytes).to_vec()
+}
+
+#[test]
+fn occlusion_queries_match_lavapipe() {
+    let (rastra, lavapipe) = on_both("occlusion", occlusion_culling);
+    // Hidden; 8×16 pixels in the open; 8×16 of its 16×16 uncovered; 16×16 in front.
+    assert_eq!(rastra, [0, 128, 128, 256]);
+    if let Some(lavapipe) = lavapipe {
+        assert_eq!(lavapipe, rastra, "lavapipe counts the same samples");
     }
 }

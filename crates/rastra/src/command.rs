@@ -12,6 +12,7 @@ use crate::binding::BindGroup;
 use crate::binding::Bound;
 use crate::error::{Error, validation};
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+use crate::query::QuerySet;
 use crate::resource::{Buffer, BufferUsages, TextureUsages};
 use crate::texture::{
     CopyDirection, Extent3d, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureView,
@@ -68,6 +69,8 @@ pub struct RenderPassDescriptor<'a> {
     pub label: Option<&'a str>,
     pub color_attachments: &'a [Option<RenderPassColorAttachment<'a>>],
     pub depth_stencil_attachment: Option<RenderPassDepthStencilAttachment<'a>>,
+    /// The set `begin_occlusion_query` indexes into.
+    pub occlusion_query_set: Option<&'a QuerySet>,
 }
 
 #[derive(Clone, Debug)]
@@ -121,7 +124,19 @@ pub(crate) enum Command {
         offset: u64,
         indexed: bool,
     },
+    BeginOcclusionQuery {
+        set: QuerySet,
+        index: u32,
+    },
+    EndOcclusionQuery,
     EndRenderPass,
+    ResolveQuerySet {
+        set: QuerySet,
+        first: u32,
+        count: u32,
+        buffer: Buffer,
+        offset: u64,
+    },
     CopyBufferToBuffer {
         src: Buffer,
         src_offset: u64,
@@ -209,6 +224,7 @@ impl CommandEncoder {
                     formats,
                     depth_format,
                     attachments,
+                    occlusion_query_set: desc.occlusion_query_set.cloned(),
                     ..PassState::default()
                 };
                 pass.encoder.commands.push(cmd);
@@ -219,6 +235,51 @@ impl CommandEncoder {
             }
         }
         pass
+    }
+
+    /// Writes the results of queries `queries` of `set` as little-endian `u64`s into
+    /// `destination` from `offset` on (WebGPU `resolveQuerySet`).
+    pub fn resolve_query_set(
+        &mut self,
+        set: &QuerySet,
+        queries: Range<u32>,
+        destination: &Buffer,
+        offset: u64,
+    ) {
+        let check = || {
+            if queries.start > queries.end || queries.end > set.count() {
+                return validation(format!(
+                    "queries {queries:?} are outside the {}-query set",
+                    set.count()
+                ));
+            }
+            if !destination.usage().contains(BufferUsages::QUERY_RESOLVE) {
+                return validation("the query resolve destination lacks QUERY_RESOLVE usage");
+            }
+            let bytes = 8 * queries.len() as u64;
+            if !offset.is_multiple_of(256)
+                || offset
+                    .checked_add(bytes)
+                    .is_none_or(|e| e > destination.size())
+            {
+                return validation(format!(
+                    "{bytes} bytes of query results at offset {offset} do not fit the {}-byte \
+                     buffer (or the offset is not a multiple of 256)",
+                    destination.size()
+                ));
+            }
+            Ok(Command::ResolveQuerySet {
+                set: set.clone(),
+                first: queries.start,
+                count: queries.len() as u32,
+                buffer: destination.clone(),
+                offset,
+            })
+        };
+        match check() {
+            Ok(cmd) => self.commands.push(cmd),
+            Err(e) => self.fail(e),
+        }
     }
 
     /// Copies `size` bytes between buffers.
@@ -603,6 +664,11 @@ struct PassState {
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
     vertex_buffers: Vec<Option<BufferRange>>,
     index: Option<(BufferRange, IndexFormat)>,
+    occlusion_query_set: Option<QuerySet>,
+    /// The occlusion query between begin and end, if any.
+    active_query: Option<u32>,
+    /// Queries this pass has begun (each may be begun once per pass).
+    used_queries: Vec<u32>,
 }
 
 /// Records the state changes and draws of one render pass.
@@ -865,12 +931,63 @@ impl RenderPass<'_> {
         });
     }
 
+    /// Starts counting the samples that pass into query `index` of the pass's occlusion
+    /// query set.
+    pub fn begin_occlusion_query(&mut self, index: u32) {
+        self.record(|s| {
+            let Some(set) = &s.occlusion_query_set else {
+                return validation(
+                    "begin_occlusion_query in a pass without an occlusion query set",
+                );
+            };
+            if index >= set.count() {
+                return validation(format!(
+                    "occlusion query {index} is outside the {}-query set",
+                    set.count()
+                ));
+            }
+            if let Some(active) = s.active_query {
+                return validation(format!(
+                    "begin_occlusion_query({index}) while query {active} is active"
+                ));
+            }
+            if s.used_queries.contains(&index) {
+                return validation(format!(
+                    "occlusion query {index} was already used in this pass"
+                ));
+            }
+            s.active_query = Some(index);
+            s.used_queries.push(index);
+            Ok(Some(Command::BeginOcclusionQuery {
+                set: set.clone(),
+                index,
+            }))
+        });
+    }
+
+    /// Stops the active occlusion query and stores its count.
+    pub fn end_occlusion_query(&mut self) {
+        self.record(|s| {
+            if s.active_query.take().is_none() {
+                return validation("end_occlusion_query without an active query");
+            }
+            Ok(Some(Command::EndOcclusionQuery))
+        });
+    }
+
     /// Ends the pass (also happens when the pass is dropped).
     pub fn end(mut self) {
         self.finish_pass();
     }
 
     fn finish_pass(&mut self) {
+        if let Some(index) = self.state.active_query.take() {
+            self.record(|_| {
+                validation(format!(
+                    "the pass ended while occlusion query {index} was active"
+                ))
+            });
+        }
         if !self.ended {
             self.ended = true;
             if !self.state.invalid {

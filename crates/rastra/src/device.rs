@@ -13,6 +13,7 @@ use crate::binding::{BindGroup, BindGroupDescriptor};
 use crate::command::{CommandBuffer, CommandEncoder};
 use crate::error::{Error, validation};
 use crate::pipeline::{RenderPipeline, RenderPipelineDescriptor};
+use crate::query::{QuerySet, QuerySetDescriptor};
 use crate::resource::{Buffer, BufferDescriptor, BufferUsages, TextureUsages};
 use crate::shader::{ShaderModule, ShaderModuleDescriptor};
 use crate::texture::{
@@ -164,6 +165,11 @@ impl Device {
     pub fn create_bind_group(&self, desc: &BindGroupDescriptor<'_>) -> Result<BindGroup, Error> {
         self.alive()?;
         BindGroup::new(desc)
+    }
+
+    pub fn create_query_set(&self, desc: &QuerySetDescriptor<'_>) -> Result<QuerySet, Error> {
+        self.alive()?;
+        QuerySet::new(desc)
     }
 
     pub fn create_command_encoder(&self) -> CommandEncoder {

@@ -51,6 +51,9 @@ pub use compute::{
     MAX_WORKGROUP_SIZE, MAX_WORKGROUPS_PER_DIMENSION,
 };
 
+mod query;
+pub use query::{MAX_QUERIES_PER_SET, QuerySet, QuerySetDescriptor, QueryType};
+
 mod processor;
 
 mod device;

@@ -10,7 +10,8 @@ use rastra_pipeline::hiz::HiZBuffer;
 use rastra_pipeline::memory::{SurfaceLayout, clear_color, clear_depth_stencil, resolve};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
 use rastra_pipeline::{
-    BufferSlice, ColorTarget, DepthTarget, DrawCall, Framebuffer, StageResources, Workers,
+    BufferSlice, ColorTarget, DepthTarget, DrawCall, DrawOutput, Framebuffer, StageResources,
+    Workers,
 };
 use rastra_shader::TextureBinding;
 use rastra_stats::{Counters, DrawStats, FrameStats};
@@ -23,6 +24,7 @@ use crate::command::{
 use crate::compute::ComputePipeline;
 use crate::device::DeviceFeatures;
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
+use crate::query::QuerySet;
 use crate::resource::Buffer;
 use crate::texture::{Texture, TextureView};
 use crate::{IndexFormat, VertexStepMode};
@@ -66,6 +68,8 @@ struct Pass<'g> {
     viewport: Viewport,
     scissor: ScissorRect,
     blend_constant: Color,
+    /// The active occlusion query: its set, index and the samples counted so far.
+    query: Option<(QuerySet, u32, u64)>,
 }
 
 /// Executes `commands`; returns the reason when the device is lost.
@@ -172,6 +176,7 @@ pub(crate) fn execute(
                         height: *height,
                     },
                     blend_constant: Color::TRANSPARENT,
+                    query: None,
                 });
             }
             Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
@@ -243,7 +248,7 @@ pub(crate) fn execute(
             Command::Draw { range, instances } => {
                 let p = pass_mut(&mut pass);
                 let mut counters = Counters::default();
-                run_draw(
+                let out = run_draw(
                     p,
                     *range,
                     instances.clone(),
@@ -252,6 +257,7 @@ pub(crate) fn execute(
                     budget,
                     &mut counters,
                 )?;
+                p.count_passed(&out);
                 let what = match range {
                     rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
                     rastra_pipeline::DrawRange::Indexed { count, .. } => {
@@ -274,7 +280,7 @@ pub(crate) fn execute(
                 let mut counters = Counters::default();
                 let skipped = match (&range, &instances) {
                     (Some(range), Some(instances)) if first_instance_ok(instances, features) => {
-                        run_draw(
+                        let out = run_draw(
                             p,
                             *range,
                             instances.clone(),
@@ -283,6 +289,7 @@ pub(crate) fn execute(
                             budget,
                             &mut counters,
                         )?;
+                        p.count_passed(&out);
                         ""
                     }
                     (Some(_), Some(_)) => {
@@ -296,6 +303,23 @@ pub(crate) fn execute(
                 });
                 p.draws += 1;
             }
+            Command::BeginOcclusionQuery { set, index } => {
+                pass_mut(&mut pass).query = Some((set.clone(), *index, 0));
+            }
+            Command::EndOcclusionQuery => {
+                let (set, index, passed) = pass_mut(&mut pass)
+                    .query
+                    .take()
+                    .expect("the encoder pairs begin and end");
+                set.write(index, passed);
+            }
+            Command::ResolveQuerySet {
+                set,
+                first,
+                count,
+                buffer,
+                offset,
+            } => buffer.write_bytes(*offset, &set.read_bytes(*first, *count)),
             Command::EndRenderPass => {
                 let p = pass.take().expect("encoder pairs begin and end");
                 end_pass(commands, i, p, stats);
@@ -518,6 +542,15 @@ fn run_dispatch(
     Ok(())
 }
 
+impl Pass<'_> {
+    /// Adds a draw's passing samples to the active occlusion query.
+    fn count_passed(&mut self, out: &DrawOutput) {
+        if let Some((_, _, passed)) = &mut self.query {
+            *passed += out.samples_passed;
+        }
+    }
+}
+
 fn pass_mut<'a, 'g>(pass: &'a mut Option<Pass<'g>>) -> &'a mut Pass<'g> {
     pass.as_mut()
         .expect("the encoder only records pass commands inside a pass")
@@ -531,7 +564,7 @@ fn run_draw(
     l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
-) -> Result<(), String> {
+) -> Result<DrawOutput, String> {
     let pipeline = p.pipeline.clone().expect("validated at record time");
     let linked = &pipeline.0;
     fn slice(r: &BufferRange) -> BufferSlice<'_> {

@@ -44,6 +44,7 @@ usage_flags! {
         UNIFORM = 64,
         STORAGE = 128,
         INDIRECT = 256,
+        QUERY_RESOLVE = 512,
     }
 }
 

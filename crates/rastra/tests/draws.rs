@@ -1,5 +1,6 @@
 //! Draws through the whole API with known pixel results: depth testing, blending, instancing
-//! with base vertex and first instance, strips with restart, discard, MSAA resolve.
+//! with base vertex and first instance, strips with restart, discard, MSAA resolve, indirect
+//! draws, occlusion queries.
 
 mod common;
 
@@ -256,6 +257,164 @@ fn discard_keeps_the_old_colour_and_depth() {
     assert_eq!(pixel(&img, 16, 3, 3), [0, 0, 0, 255]);
     let stats = s.queue.take_stats().total();
     assert_eq!(stats.fragments_discarded, 256);
+}
+
+#[test]
+fn occlusion_queries_count_the_samples_that_pass() {
+    let s = Setup::new();
+    let plain = s.pipeline("fs", Some(depth_less()), None, 1);
+    let discarding = s.pipeline("fs_discard_left", Some(depth_less()), None, 1);
+    let msaa = s.pipeline("fs", Some(depth_less()), None, 4);
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, 16, 16, TextureFormat::Depth32Float, 1);
+    let color4 = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 4);
+    let depth4 = target(&s.device, 16, 16, TextureFormat::Depth32Float, 4);
+    let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]); // 0..6: near, everywhere
+    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0])); // 6..12: hidden behind it
+    v.extend(quad(-1.0, -1.0, 0.0, 1.0, 0.1, [0.0, 0.0, 1.0, 1.0])); // 12..18: left half, nearer
+    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.2, [1.0, 1.0, 1.0, 1.0])); // 18..24: nearer, discards x < 8
+    v.extend(quad(-1.0, -1.0, 0.0, 0.0, 0.5, [1.0, 1.0, 1.0, 1.0])); // 24..30: a quarter
+    let vb = s.vertex_buffer(&v);
+    let set = s
+        .device
+        .create_query_set(&QuerySetDescriptor {
+            label: Some("occlusion"),
+            ty: QueryType::Occlusion,
+            count: 7,
+        })
+        .unwrap();
+    let resolved = s
+        .device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: 256 + 7 * 8,
+            usage: BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC,
+        })
+        .unwrap();
+    let depth_attachment = |view| {
+        Some(RenderPassDepthStencilAttachment {
+            view,
+            depth_ops: Some(Operations {
+                load: LoadOp::Clear(1.0),
+                store: StoreOp::Store,
+            }),
+            stencil_ops: None,
+        })
+    };
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let (cv4, dv4) = (color4.create_view(), depth4.create_view());
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: depth_attachment(&dv),
+            occlusion_query_set: Some(&set),
+            ..Default::default()
+        });
+        pass.set_pipeline(&plain);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        for (query, vertices) in [(0, 0..6), (1, 6..12), (2, 12..18)] {
+            pass.begin_occlusion_query(query);
+            pass.draw(vertices, 0..1);
+            pass.end_occlusion_query();
+        }
+        pass.set_pipeline(&discarding);
+        pass.begin_occlusion_query(3);
+        pass.draw(18..24, 0..1);
+        pass.end_occlusion_query();
+        // Two draws in one query add up; a draw outside any query counts nowhere.
+        pass.set_pipeline(&plain);
+        pass.draw(0..6, 0..1);
+    }
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv4),
+            depth_stencil_attachment: depth_attachment(&dv4),
+            occlusion_query_set: Some(&set),
+            ..Default::default()
+        });
+        pass.set_pipeline(&msaa);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.begin_occlusion_query(4);
+        pass.draw(24..30, 0..1);
+        pass.draw(0..6, 0..1);
+        pass.end_occlusion_query();
+    }
+    encoder.resolve_query_set(&set, 0..7, &resolved, 256);
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let out = s
+        .device
+        .create_buffer(&BufferDescriptor {
+            label: None,
+            size: resolved.size(),
+            usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        })
+        .unwrap();
+    let mut encoder = s.device.create_command_encoder();
+    encoder.copy_buffer_to_buffer(&resolved, 0, &out, 0, resolved.size());
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let bytes = out.read().unwrap();
+    let results: Vec<u64> = bytes[256..]
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    // 256 pixels; the hidden quad none; the left half 128; the discarding quad passes
+    // depth everywhere but keeps only its right half; 4× MSAA: a quarter (64 pixels × 4
+    // samples) plus the full quad, nearer everywhere (256 pixels × 4).
+    assert_eq!(results, [256, 0, 128, 128, 64 * 4 + 256 * 4, 0, 0]);
+
+    // Misuse: no set, out of range, nested, reused, left open, resolve usage/alignment.
+    let misuse = |f: &dyn Fn(&mut RenderPass<'_>), with_set: bool| {
+        let mut encoder = s.device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &clear_pass(&cv),
+                occlusion_query_set: with_set.then_some(&set),
+                ..Default::default()
+            });
+            f(&mut pass);
+        }
+        encoder.finish().unwrap_err().to_string()
+    };
+    assert!(misuse(&|p| p.begin_occlusion_query(0), false).contains("without an occlusion"));
+    assert!(misuse(&|p| p.begin_occlusion_query(7), true).contains("outside the 7-query set"));
+    let nested = misuse(
+        &|p| {
+            p.begin_occlusion_query(0);
+            p.begin_occlusion_query(1);
+        },
+        true,
+    );
+    assert!(nested.contains("while query 0 is active"), "{nested}");
+    let reused = misuse(
+        &|p| {
+            p.begin_occlusion_query(2);
+            p.end_occlusion_query();
+            p.begin_occlusion_query(2);
+        },
+        true,
+    );
+    assert!(reused.contains("already used"), "{reused}");
+    assert!(misuse(&|p| p.end_occlusion_query(), true).contains("without an active"));
+    assert!(misuse(&|p| p.begin_occlusion_query(0), true).contains("ended while"));
+    let mut encoder = s.device.create_command_encoder();
+    encoder.resolve_query_set(&set, 0..7, &resolved, 8);
+    assert!(
+        encoder
+            .finish()
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 256")
+    );
+    let mut encoder = s.device.create_command_encoder();
+    encoder.resolve_query_set(&set, 0..1, &out, 0);
+    assert!(
+        encoder
+            .finish()
+            .unwrap_err()
+            .to_string()
+            .contains("QUERY_RESOLVE")
+    );
 }
 
 /// The instancing scene: a strip quad at base vertex 3 drawn with indices

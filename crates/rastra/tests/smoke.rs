@@ -79,6 +79,7 @@ struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec3<f32> }
                 },
             })],
             depth_stencil_attachment: None,
+            occlusion_query_set: None,
         });
         pass.set_pipeline(&pipeline);
         pass.draw(0..3, 0..1);

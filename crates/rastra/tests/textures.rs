@@ -106,6 +106,7 @@ fn draw_fullscreen(
             label: None,
             color_attachments: &clear_pass(&view),
             depth_stencil_attachment: None,
+            occlusion_query_set: None,
         });
         pass.set_pipeline(&p);
         pass.set_bind_group(0, bind);
@@ -314,6 +315,7 @@ fn render_to_texture_then_sample_and_copy() {
             },
         })],
         depth_stencil_attachment: None,
+        occlusion_query_set: None,
     });
     // Copy that subresource into a buffer with a 256-byte pitch.
     let buffer = device
