@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, Resources, TextureBinding, Warp};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, L2Cache, L2Request, Sampler, TexelCacheStats, TextureUnit};
+use rastra_texture::{
+    CacheConfig, L2Cache, L2Request, Sampler, StorageImage, TexelCacheStats, TextureUnit,
+};
 
 use crate::binning::Bins;
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
@@ -108,12 +110,13 @@ pub enum DrawRange {
 
 /// What one shader stage of a draw or dispatch may access, in its `Program`'s binding
 /// orders: buffer ranges (as words) for `bindings`, texture views for `textures`, samplers
-/// for `samplers`.
+/// for `samplers`, storage images for `storage_textures`.
 #[derive(Clone, Debug, Default)]
 pub struct StageResources<'a> {
     pub buffers: Vec<&'a [AtomicU32]>,
     pub textures: Vec<TextureBinding<'a>>,
     pub samplers: Vec<&'a Sampler>,
+    pub images: Vec<StorageImage<'a>>,
 }
 
 impl StageResources<'_> {
@@ -123,6 +126,7 @@ impl StageResources<'_> {
             buffers: &self.buffers,
             textures: &self.textures,
             samplers: &self.samplers,
+            images: &self.images,
         }
     }
 

@@ -5,7 +5,9 @@
 use std::fmt;
 use std::sync::atomic::AtomicU32;
 
-use rastra_texture::{Sampler, Texture, TextureView, TextureViewDimension};
+use rastra_texture::{
+    Sampler, StorageImage, Texture, TextureFormat, TextureView, TextureViewDimension,
+};
 
 /// Lanes in one warp. A pixel warp holds `WARP_LANES / 4` quads; lane `4*q + i` is pixel
 /// `i` of quad `q`, with `i` = 0 (x0,y0), 1 (x1,y0), 2 (x0,y1), 3 (x1,y1).
@@ -176,6 +178,27 @@ pub struct TextureVar {
     pub name: String,
 }
 
+/// How a shader may access a storage texture (WGSL's access mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StorageAccess {
+    ReadOnly,
+    WriteOnly,
+    ReadWrite,
+}
+
+/// A storage texture the program uses (`texture_storage_1d` … `texture_storage_3d`).
+/// `Resources::images[i]` serves `storage_textures[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageTextureVar {
+    pub group: u32,
+    pub binding: u32,
+    pub dimension: TextureViewDimension,
+    /// The texel format the shader declares; the bound view must have it.
+    pub format: TextureFormat,
+    pub access: StorageAccess,
+    pub name: String,
+}
+
 /// A sampler the program uses. `Resources::samplers[i]` serves `samplers[i]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SamplerVar {
@@ -198,19 +221,23 @@ pub struct TextureBinding<'a> {
 /// stores and atomics from any number of threads are all defined). Every access is
 /// bounds-checked against its range (WebGPU robust access). Textures and samplers serve
 /// `Program::textures` and `Program::samplers` in order; the texture unit reads them.
+/// Storage images serve `Program::storage_textures` in order; warps load and store them
+/// directly.
 #[derive(Clone, Copy, Debug)]
 pub struct Resources<'a> {
     pub buffers: &'a [&'a [AtomicU32]],
     pub textures: &'a [TextureBinding<'a>],
     pub samplers: &'a [&'a Sampler],
+    pub images: &'a [StorageImage<'a>],
 }
 
 impl Resources<'static> {
-    /// No buffers, textures or samplers.
+    /// No buffers, textures, samplers or images.
     pub const EMPTY: Resources<'static> = Resources {
         buffers: &[],
         textures: &[],
         samplers: &[],
+        images: &[],
     };
 }
 
@@ -219,8 +246,7 @@ impl<'a> Resources<'a> {
     pub fn buffers(buffers: &'a [&'a [AtomicU32]]) -> Resources<'a> {
         Resources {
             buffers,
-            textures: &[],
-            samplers: &[],
+            ..Resources::EMPTY
         }
     }
 }

@@ -169,6 +169,40 @@ pub enum Inst {
     },
     /// A texture-unit request (T4): sample, gather, load or query; see [`TexOp`].
     Texture(Box<TexInst>),
+    /// A storage-texture access, lane by lane; see [`ImageOp`].
+    Image(Box<ImageInst>),
+}
+
+/// A storage-texture instruction on `Program::storage_textures[image]`. Coordinates are
+/// i32 (u32 values saturated by the lowering); `layer` is the array layer of arrayed
+/// views.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImageInst {
+    pub op: ImageOp,
+    pub image: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImageOp {
+    /// `dst..dst + 4` = the texel at `coords` (zero outside the view).
+    Load {
+        dst: Reg,
+        coords: Reg,
+        coord_count: u32,
+        layer: Option<Reg>,
+    },
+    /// The texel at `coords` = `value..value + 4` (a side effect: active, non-helper lanes
+    /// only, in lane order; dropped outside the view).
+    Store {
+        coords: Reg,
+        coord_count: u32,
+        layer: Option<Reg>,
+        value: Reg,
+    },
+    /// `dst..dst + components` = the view's width, height, depth.
+    Size { dst: Reg, components: u32 },
+    /// `dst` = the view's layer count.
+    NumLayers { dst: Reg },
 }
 
 /// A texture instruction: quads of lanes (lanes 4q…4q+3) go to the texture unit together,

@@ -29,6 +29,7 @@ mod front;
 pub mod ir;
 
 mod alu;
+mod image;
 mod simt;
 mod texture;
 pub mod warp;

@@ -8,7 +8,10 @@
 
 use crate::ir::Block;
 use crate::simt::Code;
-use crate::{BindingVar, CompileError, EarlyDepthTest, IoVar, SamplerVar, Stage, TextureVar};
+use crate::{
+    BindingVar, CompileError, EarlyDepthTest, IoVar, SamplerVar, Stage, StorageTextureVar,
+    TextureVar,
+};
 
 /// A parsed and validated naga module.
 #[derive(Debug)]
@@ -34,6 +37,9 @@ pub struct Program {
     pub textures: Vec<TextureVar>,
     /// Every sampler the entry point uses, sorted by (group, binding).
     pub samplers: Vec<SamplerVar>,
+    /// Every storage texture the entry point uses, sorted by (group, binding).
+    /// `Resources::images[i]` serves `storage_textures[i]`.
+    pub storage_textures: Vec<StorageTextureVar>,
     /// Some derivative (`dpdx`, `dpdy`, `fwidth`, any variant) is reachable.
     pub uses_derivatives: bool,
     /// A `discard` is reachable.

@@ -303,6 +303,18 @@ impl Lane<'_, '_> {
             Inst::LaneId { dst } => r[dst.0 as usize] = self.lane,
             // The texture unit serves quads (implicit LODs come from the quad).
             Inst::Texture(_) => return Err(RefError::NeedsQuad),
+            Inst::Image(ref i) => {
+                let out = crate::image::run_lane(
+                    i,
+                    self.resources,
+                    |reg| r[reg.0 as usize],
+                    !self.result.discarded,
+                );
+                if let Some(out) = out {
+                    r[out.dst.0 as usize..out.dst.0 as usize + out.words]
+                        .copy_from_slice(&out.values[..out.words]);
+                }
+            }
             Inst::Ballot { .. } | Inst::SubgroupOp { .. } | Inst::Shuffle { .. } => {
                 return Err(RefError::NeedsWarp);
             }

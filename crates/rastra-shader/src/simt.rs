@@ -343,7 +343,8 @@ fn class(inst: &Inst) -> Class {
         | Inst::StoreMem { .. }
         | Inst::Atomic { .. }
         | Inst::CompareExchange { .. }
-        | Inst::BufferLen { .. } => Class::Memory,
+        | Inst::BufferLen { .. }
+        | Inst::Image(_) => Class::Memory,
         Inst::Barrier => Class::Control,
         Inst::Texture(_) => Class::Texture,
         _ => Class::Alu,

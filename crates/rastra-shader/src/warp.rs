@@ -189,6 +189,9 @@ pub(crate) fn run(
                 match inst {
                     Inst::Barrier => return Ok(Stop::Barrier),
                     Inst::Texture(t) => crate::texture::execute(regs, t, st.mask, resources, unit),
+                    Inst::Image(i) => {
+                        crate::image::execute(regs, i, st.mask, st.mask & !st.helpers, resources)
+                    }
                     _ => exec_inst(regs, inst, st.mask, st.mask & !st.helpers, &mem),
                 }
             }
@@ -532,7 +535,7 @@ fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: M
             let len = m.words(Mem::Buffer(slot)).len() * 4;
             regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
         }
-        Inst::Barrier | Inst::Texture(_) => {}
+        Inst::Barrier | Inst::Texture(_) | Inst::Image(_) => {}
         Inst::LaneId { dst } => {
             regs[dst.0 as usize] = std::array::from_fn(|l| l as u32);
         }

@@ -64,10 +64,14 @@ fn unsupported_constructs_are_named() {
     assert!(p.uses_derivatives && p.bindings.is_empty());
     let store = "@group(0) @binding(0) var t: texture_storage_2d<rgba8unorm, write>;
         @fragment fn main() -> @location(0) vec4<f32> { textureStore(t, vec2<i32>(0), vec4<f32>(1.0)); return vec4<f32>(1.0); }";
+    // Storage textures are bindings of their own, with their declared format and access.
+    let p = lower(store, "main", Stage::Fragment).unwrap();
+    assert_eq!(p.storage_textures.len(), 1);
     assert_eq!(
-        lower(store, "main", Stage::Fragment).unwrap_err(),
-        CompileError::Unsupported("storage texture writes".into())
+        p.storage_textures[0].access,
+        rastra_shader::StorageAccess::WriteOnly
     );
+    assert!(p.textures.is_empty());
     let big = "@compute @workgroup_size(64, 32) fn main() {}";
     assert_eq!(
         lower(big, "main", Stage::Compute).unwrap_err(),

@@ -606,6 +606,37 @@ impl TextureFormat {
 
     /// True when the format can be a multisampled texture (renderable colour and depth
     /// formats, except the 64- and 128-bit ones and rgb9e5).
+    /// Whether shaders may load and store the format as a storage texture (WebGPU's core
+    /// storage texel formats).
+    pub fn is_storage_format(self) -> bool {
+        use TextureFormat as F;
+        matches!(
+            self,
+            F::Rgba8Unorm
+                | F::Rgba8Snorm
+                | F::Rgba8Uint
+                | F::Rgba8Sint
+                | F::Rgba16Uint
+                | F::Rgba16Sint
+                | F::Rgba16Float
+                | F::R32Uint
+                | F::R32Sint
+                | F::R32Float
+                | F::Rg32Uint
+                | F::Rg32Sint
+                | F::Rg32Float
+                | F::Rgba32Uint
+                | F::Rgba32Sint
+                | F::Rgba32Float
+        )
+    }
+
+    /// Whether one binding may both load and store the format (`read_write` access).
+    pub fn is_read_write_storage_format(self) -> bool {
+        use TextureFormat as F;
+        matches!(self, F::R32Uint | F::R32Sint | F::R32Float)
+    }
+
     pub fn supports_multisample(self) -> bool {
         use TextureFormat::*;
         !self.is_compressed()

@@ -10,7 +10,8 @@
 //! Modules are declared in the order a sample request flows: request → sampler state and
 //! view → LOD and addressing (`unit`, `cube`) → texel cache (`cache`) → memory (`storage`)
 //! → format decode (`format`, `compressed`). Outside the sample path, `mipmap` builds mip
-//! chains from a level 0 (box filter in linear space).
+//! chains from a level 0 (box filter in linear space), and `image` is the storage-texture
+//! path: shader loads and stores by texel coordinates, no sampler or cache.
 //!
 //! **API boundary.** Descriptors (`TextureDesc`, `TextureViewDesc`, `SamplerDesc`) and copies
 //! are validated here per the WebGPU rules and errors are values (`TextureError`); sampling
@@ -20,6 +21,7 @@ pub mod cache;
 pub mod compressed;
 pub mod cube;
 pub mod format;
+pub mod image;
 pub mod sampler;
 pub mod storage;
 pub mod unit;
@@ -29,6 +31,7 @@ pub mod mipmap;
 
 pub use cache::{CacheConfig, L2Cache, L2Request, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};
+pub use image::{ImageLayout, StorageImage};
 pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};
 pub use storage::{
     DataLayout, Limits, SurfaceLayout, Texture, TextureCopy, TextureDesc, TextureDimension,

@@ -28,7 +28,7 @@
 //! depth32float-stencil8 is 8: f32 depth, stencil, 3 pad bytes), whose bytes are then packed
 //! in the linear data.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use crate::format::{TextureAspect, TextureFormat};
 use crate::{TextureError, invalid};
@@ -223,15 +223,15 @@ impl TextureDesc {
 
 /// Where one mip level lives and how its slices are tiled.
 #[derive(Clone, Copy, Debug)]
-struct MipLayout {
-    offset: u64,
+pub(crate) struct MipLayout {
+    pub(crate) offset: u64,
     /// Elements (texels or blocks) across and down.
-    elems: [u32; 2],
-    tiles_x: u32,
+    pub(crate) elems: [u32; 2],
+    pub(crate) tiles_x: u32,
     /// Bytes of one layer (all its samples) or 3D slice.
-    slice_bytes: u64,
+    pub(crate) slice_bytes: u64,
     /// Layers or 3D slices.
-    slices: u32,
+    pub(crate) slices: u32,
 }
 
 /// How a render target addresses one 2D subresource (mip level, layer) of a non-1D
@@ -304,7 +304,7 @@ impl Layout {
 }
 
 /// Position of element (x, y) inside its 8×8 tile, in Morton order.
-fn morton8(x: u32, y: u32) -> u32 {
+pub(crate) fn morton8(x: u32, y: u32) -> u32 {
     let spread = |v: u32| (v & 1) | (v & 2) << 1 | (v & 4) << 2;
     spread(x) | spread(y) << 1
 }
@@ -483,6 +483,22 @@ impl Texture {
             pixel_bytes: self.desc.format.block_size() * self.desc.sample_count.max(1) as usize,
             bytes: m.slice_bytes as usize,
         })
+    }
+
+    /// Where mip `level` lives, if the texture has it.
+    pub(crate) fn mip_layout(&self, level: u32) -> Option<MipLayout> {
+        self.layout.mips.get(level as usize).copied()
+    }
+
+    /// The texture's memory as bytes many shader invocations may load and store at once
+    /// (storage textures); bumps the generation like `bytes_mut`.
+    pub fn shared_bytes(&mut self) -> &[AtomicU8] {
+        self.generation += 1;
+        let bytes: &mut [u8] = &mut self.data;
+        // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and the
+        // exclusive borrow of `data` is held for the returned lifetime, so nothing else
+        // reads or writes the bytes except through these atomics.
+        unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
     }
 
     /// The texture's memory (every level and layer, in the tiled layout).

@@ -6,10 +6,9 @@
 
 use std::ops::Range;
 
-use rastra_shader::{BindingKind, Program};
+use rastra_shader::Program;
 
 use crate::binding::BindGroup;
-use crate::binding::Bound;
 use crate::error::{Error, validation};
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
 use crate::query::QuerySet;
@@ -19,8 +18,7 @@ use crate::texture::{
     check_depth_stencil_copy, copy_size,
 };
 use crate::{IndexFormat, VertexStepMode};
-use rastra_shader::TextureSampleKind;
-use rastra_texture::{SampleType, TextureCopy};
+use rastra_texture::TextureCopy;
 
 pub use rastra_pipeline::state::Color;
 
@@ -1186,171 +1184,7 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
     if indexed {
         fixed.extend(s.index.as_ref().map(|(r, _)| r));
     }
-    validate_bindings(&programs, &s.bind_groups, &fixed, &s.attachments)
-}
-
-/// Checks that every binding the programs use is present, of the right kind, usage and
-/// size, that a buffer a shader may write is bound nowhere else in the same draw or
-/// dispatch (`fixed` lists the draw's vertex and index buffer ranges), and that no texture
-/// a shader samples is one of the pass's `attachments`.
-pub(crate) fn validate_bindings(
-    programs: &[&Program],
-    bind_groups: &[Option<BindGroup>],
-    fixed: &[&BufferRange],
-    attachments: &[TextureView],
-) -> Result<(), Error> {
-    let mut used: Vec<(&BufferRange, bool)> = fixed.iter().map(|r| (*r, false)).collect();
-    for program in programs {
-        validate_texture_bindings(program, bind_groups, attachments)?;
-        for b in &program.bindings {
-            let Some(group) = &bind_groups[b.group as usize] else {
-                return validation(format!(
-                    "`{}` needs @group({}), which is not set",
-                    b.name, b.group
-                ));
-            };
-            let Some(entry) = group.entry(b.binding) else {
-                return validation(format!(
-                    "`{}` needs @group({}) @binding({}), which the bind group does not have",
-                    b.name, b.group, b.binding
-                ));
-            };
-            let Bound::Buffer(range) = entry else {
-                return validation(format!(
-                    "`{}` (@group({}) @binding({})) is a buffer; the bind group holds a texture or sampler there",
-                    b.name, b.group, b.binding
-                ));
-            };
-            let usage = range.buffer.usage();
-            let (needed, name) = match b.kind {
-                BindingKind::Uniform => (BufferUsages::UNIFORM, "UNIFORM"),
-                BindingKind::Storage { .. } => (BufferUsages::STORAGE, "STORAGE"),
-            };
-            if !usage.contains(needed) {
-                return validation(format!(
-                    "`{}` (@group({}) @binding({})) needs a buffer with {name} usage",
-                    b.name, b.group, b.binding
-                ));
-            }
-            if range.size < b.min_size {
-                return validation(format!(
-                    "`{}` (@group({}) @binding({})) needs at least {} bytes; {} are bound",
-                    b.name, b.group, b.binding, b.min_size, range.size
-                ));
-            }
-            let writable = matches!(b.kind, BindingKind::Storage { read_only: false });
-            // The same binding seen by both stages is one use.
-            let same_binding = |r: &BufferRange| std::ptr::eq(r, range);
-            if !used.iter().any(|(r, _)| same_binding(r)) {
-                used.push((range, writable));
-            } else if writable {
-                for u in used.iter_mut().filter(|(r, _)| same_binding(r)) {
-                    u.1 = true;
-                }
-            }
-        }
-    }
-    for (i, (a, a_writes)) in used.iter().enumerate() {
-        for (b, b_writes) in &used[..i] {
-            if (*a_writes || *b_writes) && a.buffer.same(&b.buffer) {
-                return validation(
-                    "a buffer a shader may write is also bound another way in the same draw or \
-                     dispatch",
-                );
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Checks a program's textures and samplers against the bound views and samplers (WebGPU's
-/// binding-type compatibility for `layout: "auto"`).
-fn validate_texture_bindings(
-    program: &Program,
-    bind_groups: &[Option<BindGroup>],
-    attachments: &[TextureView],
-) -> Result<(), Error> {
-    let find = |group: u32, binding: u32, name: &str| -> Result<&Bound, Error> {
-        let Some(g) = &bind_groups[group as usize] else {
-            return validation(format!("`{name}` needs @group({group}), which is not set"));
-        };
-        g.entry(binding).ok_or_else(|| {
-            Error::Validation(format!(
-                "`{name}` needs @group({group}) @binding({binding}), which the bind group does \
-                 not have"
-            ))
-        })
-    };
-    for t in &program.textures {
-        let at = format!("`{}` (@group({}) @binding({}))", t.name, t.group, t.binding);
-        let Bound::Texture(view) = find(t.group, t.binding, &t.name)? else {
-            return validation(format!(
-                "{at} is a texture; the bind group holds something else"
-            ));
-        };
-        if view.dimension() != t.dimension {
-            return validation(format!(
-                "{at} is a {:?} texture; a {:?} view is bound",
-                t.dimension,
-                view.dimension()
-            ));
-        }
-        if (view.texture().sample_count() > 1) != t.multisampled {
-            return validation(format!(
-                "{at}: multisampling of the bound texture does not match the declaration"
-            ));
-        }
-        let st = view.view.sample_type();
-        let ok = match t.sample_kind {
-            TextureSampleKind::Float => {
-                matches!(
-                    st,
-                    SampleType::Float | SampleType::UnfilterableFloat | SampleType::Depth
-                )
-            }
-            TextureSampleKind::Depth => st == SampleType::Depth,
-            TextureSampleKind::Sint => st == SampleType::Sint,
-            TextureSampleKind::Uint => st == SampleType::Uint,
-        };
-        if !ok {
-            return validation(format!(
-                "{at} expects {:?} texels; the bound {:?} view has {st:?} texels",
-                t.sample_kind,
-                view.format()
-            ));
-        }
-        // Sampling other subresources of an attached texture is allowed (rendering a mip
-        // chain level by level); the attached subresource itself is not.
-        if let Some(a) = attachments.iter().find(|a| {
-            a.texture().same(view.texture())
-                && view.covers(a.base_mip_level(), a.base_array_layer())
-        }) {
-            return validation(format!(
-                "{at}: the view includes mip level {} layer {}, which the render pass renders into",
-                a.base_mip_level(),
-                a.base_array_layer()
-            ));
-        }
-    }
-    for s in &program.samplers {
-        let at = format!("`{}` (@group({}) @binding({}))", s.name, s.group, s.binding);
-        let Bound::Sampler(sampler) = find(s.group, s.binding, &s.name)? else {
-            return validation(format!(
-                "{at} is a sampler; the bind group holds something else"
-            ));
-        };
-        if sampler.desc().compare.is_some() != s.comparison {
-            return validation(format!(
-                "{at}: a {} sampler is bound",
-                if s.comparison {
-                    "non-comparison"
-                } else {
-                    "comparison"
-                }
-            ));
-        }
-    }
-    Ok(())
+    crate::binding_check::validate_bindings(&programs, &s.bind_groups, &fixed, &s.attachments)
 }
 
 /// The WebGPU rules for a buffer side of a texture copy: offset a multiple of the texel

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use rastra_shader::{Program, Stage};
 
 use crate::binding::BindGroup;
-use crate::command::{Command, CommandEncoder, validate_bindings};
+use crate::binding_check::validate_bindings;
+use crate::command::{Command, CommandEncoder};
 use crate::error::{Error, validation};
 use crate::pipeline::MAX_BIND_GROUPS;
 use crate::resource::{Buffer, BufferUsages};

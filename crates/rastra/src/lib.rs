@@ -35,6 +35,8 @@ pub use binding::{
     ShaderBindingKind,
 };
 
+mod binding_check;
+
 mod pipeline;
 pub use pipeline::{FragmentState, RenderPipeline, RenderPipelineDescriptor, VertexState};
 

@@ -15,7 +15,7 @@ use rastra_pipeline::{
 };
 use rastra_shader::TextureBinding;
 use rastra_stats::{Counters, DrawStats, FrameStats};
-use rastra_texture::L2Cache;
+use rastra_texture::{ImageLayout, L2Cache, StorageImage};
 
 use crate::binding::{BindGroup, Bound};
 use crate::command::{
@@ -428,8 +428,88 @@ impl std::ops::Deref for Sampled<'_> {
 /// The memory of every texture a draw samples, one entry per texture.
 type SampledTextures<'g> = Vec<(&'g Texture, Sampled<'g>)>;
 
+/// The textures a draw's or dispatch's shaders use as storage textures, locked for writing
+/// once each.
+type ImageTextures<'g> = Vec<(&'g Texture, Memory<'g>)>;
+
+/// Locks (for writing) every texture the programs bind as a storage texture.
+fn lock_images<'g>(
+    programs: &[&rastra_shader::Program],
+    groups: &'g [Option<BindGroup>],
+) -> ImageTextures<'g> {
+    let mut locked: ImageTextures<'g> = Vec::new();
+    for program in programs {
+        for t in &program.storage_textures {
+            if let Some(Bound::Texture(v)) = groups[t.group as usize]
+                .as_ref()
+                .and_then(|g| g.entry(t.binding))
+                && !locked.iter().any(|(l, _)| l.same(v.texture()))
+            {
+                locked.push((v.texture(), v.texture().write_lock()));
+            }
+        }
+    }
+    locked
+}
+
+/// The storage images of every program's `storage_textures`, in order, over the memory of
+/// `images` (each texture's bytes shared once by all its bindings).
+fn storage_images<'g>(
+    programs: &[&rastra_shader::Program],
+    groups: &'g [Option<BindGroup>],
+    images: &'g mut ImageTextures<'_>,
+) -> Vec<Vec<StorageImage<'g>>> {
+    let view_of = |t: &rastra_shader::StorageTextureVar| match groups[t.group as usize]
+        .as_ref()
+        .and_then(|g| g.entry(t.binding))
+    {
+        Some(Bound::Texture(v)) => v,
+        _ => unreachable!("validated: a storage texture binding holds a view"),
+    };
+    // Layouts first: they read the textures' descriptions, before their bytes are shared.
+    let layouts: Vec<Vec<(&Texture, ImageLayout)>> = programs
+        .iter()
+        .map(|p| {
+            p.storage_textures
+                .iter()
+                .map(|t| {
+                    let v = view_of(t);
+                    let (_, memory) = images
+                        .iter()
+                        .find(|(l, _)| l.same(v.texture()))
+                        .expect("every storage texture is locked");
+                    let layout = ImageLayout::new(memory, &v.view)
+                        .expect("a view of the texture, validated");
+                    (v.texture(), layout)
+                })
+                .collect()
+        })
+        .collect();
+    let shared: Vec<(&Texture, &[std::sync::atomic::AtomicU8])> = images
+        .iter_mut()
+        .map(|(t, memory)| (*t, memory.shared_bytes()))
+        .collect();
+    layouts
+        .into_iter()
+        .map(|program| {
+            program
+                .into_iter()
+                .map(|(texture, layout)| {
+                    let bytes = shared
+                        .iter()
+                        .find(|(t, _)| t.same(texture))
+                        .expect("locked")
+                        .1;
+                    StorageImage::new(layout, bytes)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Locks (for reading) every texture the programs sample, once each; `attached` is the
-/// memory of the pass's attachments, which is copied instead of locked.
+/// memory of textures already locked for writing (the pass's attachments, the storage
+/// textures), which is copied instead of locked.
 fn lock_sampled<'g>(
     programs: &[&rastra_shader::Program],
     groups: &'g [Option<BindGroup>],
@@ -506,6 +586,7 @@ fn stage_resources<'g>(
         buffers,
         textures,
         samplers,
+        images: Vec::new(),
     }
 }
 
@@ -518,8 +599,14 @@ fn run_dispatch(
     stats: &mut FrameStats,
 ) -> Result<(), String> {
     let pipeline = c.pipeline.clone().expect("validated at record time");
-    let sampled = lock_sampled(&[&pipeline.0], &c.bind_groups, &[]);
-    let resources = stage_resources(&pipeline.0, &c.bind_groups, &sampled);
+    let programs = [&*pipeline.0];
+    let mut images = lock_images(&programs, &c.bind_groups);
+    let written: Vec<&rastra_texture::Texture> = images.iter().map(|(_, m)| &**m).collect();
+    let sampled = lock_sampled(&programs, &c.bind_groups, &written);
+    drop(written);
+    let mut storage = storage_images(&programs, &c.bind_groups, &mut images);
+    let mut resources = stage_resources(&pipeline.0, &c.bind_groups, &sampled);
+    resources.images = storage.remove(0);
     let mut counters = Counters::default();
     rastra_pipeline::compute::dispatch(
         &pipeline.0,
@@ -581,22 +668,31 @@ fn run_draw(
     let programs: Vec<&rastra_shader::Program> = std::iter::once(&*linked.desc.vertex)
         .chain(linked.desc.fragment.as_deref())
         .collect();
+    // Storage textures are never attachments (validated), so they lock on their own.
+    let mut images = lock_images(&programs, &p.bind_groups);
     let attached: Vec<&rastra_texture::Texture> = p
         .colors
         .iter()
         .flatten()
         .map(|(memory, _)| &**memory)
         .chain(p.depth.as_ref().map(|d| &*d.memory))
+        .chain(images.iter().map(|(_, m)| &**m))
         .collect();
     let sampled = lock_sampled(&programs, &p.bind_groups, &attached);
-    let vertex_resources = stage_resources(&linked.desc.vertex, &p.bind_groups, &sampled);
-    let fragment_resources = linked
-        .desc
-        .fragment
-        .as_deref()
-        .map_or_else(StageResources::default, |fs| {
-            stage_resources(fs, &p.bind_groups, &sampled)
-        });
+    drop(attached);
+    let mut storage = storage_images(&programs, &p.bind_groups, &mut images).into_iter();
+    let mut vertex_resources = stage_resources(&linked.desc.vertex, &p.bind_groups, &sampled);
+    vertex_resources.images = storage.next().unwrap_or_default();
+    let fragment_resources =
+        linked
+            .desc
+            .fragment
+            .as_deref()
+            .map_or_else(StageResources::default, |fs| {
+                let mut r = stage_resources(fs, &p.bind_groups, &sampled);
+                r.images = storage.next().unwrap_or_default();
+                r
+            });
 
     let call = DrawCall {
         pipeline: linked,

@@ -114,8 +114,18 @@ impl Texture {
         if desc.sample_count > 1 && !desc.usage.contains(TextureUsages::RENDER_ATTACHMENT) {
             return validation("multisampled textures need RENDER_ATTACHMENT usage");
         }
-        if desc.usage.contains(TextureUsages::STORAGE_BINDING) {
-            return Err(Error::Unsupported("storage textures".into()));
+        if desc.usage.contains(TextureUsages::STORAGE_BINDING)
+            && (!desc.format.is_storage_format() || desc.sample_count > 1)
+        {
+            return validation(format!(
+                "{:?}{} cannot have STORAGE_BINDING usage",
+                desc.format,
+                if desc.sample_count > 1 {
+                    " with multisampling"
+                } else {
+                    ""
+                }
+            ));
         }
         let memory = rastra_texture::Texture::new(d)?;
         let subresources = (d.mip_level_count * d.array_layers()) as usize;

@@ -1,7 +1,8 @@
 //! Textures through the API: mip chains and arrays written with a row pitch, views,
 //! samplers, sampling from fragment and compute shaders (implicit LOD from quads, explicit
 //! level, loads, queries), render-to-texture then sample, copies, texel-cache counters, and
-//! the validation rules of texture bindings.
+//! the validation rules of texture bindings; storage textures written by compute and
+//! fragment shaders.
 
 mod common;
 
@@ -556,4 +557,224 @@ fn texel_cache_geometry_changes_statistics_not_images() {
     );
     assert!(get(&tiny_stats, "texel_l1_misses") > 2 * get(&stats, "texel_l1_misses"));
     assert!(get(&tiny_stats, "texel_l2_misses") > get(&stats, "texel_l2_misses"));
+}
+
+/// A texture with the usages storage-texture programs need.
+fn storage_texture(device: &Device, w: u32, h: u32, mips: u32, format: TextureFormat) -> Texture {
+    device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: mips,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format,
+            usage: TextureUsages::STORAGE_BINDING
+                | TextureUsages::TEXTURE_BINDING
+                | TextureUsages::COPY_SRC,
+        })
+        .unwrap()
+}
+
+fn level_view(t: &Texture, level: u32) -> TextureView {
+    t.create_view_with(&TextureViewDescriptor {
+        base_mip_level: level,
+        mip_level_count: Some(1),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn dispatch(device: &Device, queue: &Queue, src: &str, bind: &BindGroup, groups: [u32; 3]) {
+    let m = module(device, src).unwrap();
+    let p = device
+        .create_compute_pipeline(&ComputePipelineDescriptor {
+            label: None,
+            module: &m,
+            entry_point: None,
+            constants: &[],
+        })
+        .unwrap();
+    let mut encoder = device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_compute_pass(None);
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, bind);
+        pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    }
+    queue.submit([encoder.finish().unwrap()]).unwrap();
+}
+
+#[test]
+fn storage_textures_written_by_compute_and_fragment_shaders() {
+    let (device, queue) = device();
+    // Compute writes level 0 (write-only), then a second dispatch builds level 1 from it:
+    // level 0 sampled through a texture binding while level 1 is written through a
+    // storage binding of the same texture.
+    let t = storage_texture(&device, 16, 8, 2, TextureFormat::Rgba8Unorm);
+    let (level0, level1) = (level_view(&t, 0), level_view(&t, 1));
+    let bind = group(&device, &[BindingResource::TextureView(&level0)]).unwrap();
+    dispatch(
+        &device,
+        &queue,
+        "@group(0) @binding(0) var st: texture_storage_2d<rgba8unorm, write>;
+        @compute @workgroup_size(8, 8) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            let size = textureDimensions(st);
+            textureStore(st, id.xy, vec4(f32(id.x) / 15.0, f32(id.y) / 7.0, f32(size.x) / 255.0, 1.0));
+        }",
+        &bind,
+        [2, 1, 1],
+    );
+    let img = queue.read_texture(&t).unwrap();
+    let texel = |x: usize, y: usize| &img[(y * 16 + x) * 4..(y * 16 + x) * 4 + 4];
+    assert_eq!(texel(0, 0), [0, 0, 16, 255]);
+    assert_eq!(texel(15, 7), [255, 255, 16, 255]);
+    assert_eq!(texel(3, 5), [51, 182, 16, 255]);
+    let bind = group(
+        &device,
+        &[
+            BindingResource::TextureView(&level0),
+            BindingResource::TextureView(&level1),
+        ],
+    )
+    .unwrap();
+    dispatch(
+        &device,
+        &queue,
+        "@group(0) @binding(0) var src: texture_2d<f32>;
+        @group(0) @binding(1) var dst: texture_storage_2d<rgba8unorm, write>;
+        @compute @workgroup_size(8, 4) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            let p = vec2<i32>(id.xy) * 2;
+            let sum = textureLoad(src, p, 0) + textureLoad(src, p + vec2(1, 0), 0)
+                + textureLoad(src, p + vec2(0, 1), 0) + textureLoad(src, p + vec2(1, 1), 0);
+            textureStore(dst, id.xy, sum / 4.0);
+        }",
+        &bind,
+        [1, 1, 1],
+    );
+    let mip = queue.read_texture_level(&t, 1).unwrap();
+    // Level 1 texel (1, 2) averages level 0 texels x 2..4, y 4..6.
+    let at = (2 * 8 + 1) * 4;
+    let expect_r = ((2.0 / 15.0 + 3.0 / 15.0) / 2.0 * 255.0f32).round() as u8;
+    let expect_g = ((4.0 / 7.0 + 5.0 / 7.0) / 2.0 * 255.0f32).round() as u8;
+    assert!(mip[at].abs_diff(expect_r) <= 1 && mip[at + 1].abs_diff(expect_g) <= 1);
+
+    // read_write r32uint: each invocation reads its texel and writes it back changed.
+    let counters = storage_texture(&device, 4, 4, 1, TextureFormat::R32Uint);
+    let view = counters.create_view();
+    let bind = group(&device, &[BindingResource::TextureView(&view)]).unwrap();
+    let bump = "@group(0) @binding(0) var c: texture_storage_2d<r32uint, read_write>;
+        @compute @workgroup_size(4, 4) fn main(@builtin(local_invocation_id) id: vec3<u32>) {
+            let v = textureLoad(c, id.xy).x;
+            textureStore(c, id.xy, vec4(v * 2u + id.x + 1u));
+        }";
+    dispatch(&device, &queue, bump, &bind, [1, 1, 1]);
+    dispatch(&device, &queue, bump, &bind, [1, 1, 1]);
+    let words: Vec<u32> = queue
+        .read_texture(&counters)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    // x + 1, then 2(x + 1) + x + 1 = 3(x + 1).
+    assert_eq!(&words[..4], &[3, 6, 9, 12]);
+
+    // A fragment shader writes a storage texture as a side effect (helper lanes do not).
+    let marks = storage_texture(&device, 8, 8, 1, TextureFormat::R32Float);
+    let view = marks.create_view();
+    let bind = group(&device, &[BindingResource::TextureView(&view)]).unwrap();
+    draw_fullscreen(
+        &device,
+        &queue,
+        "@group(0) @binding(0) var marks: texture_storage_2d<r32float, write>;
+        @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            textureStore(marks, vec2<u32>(p.xy), vec4(p.x + 10.0 * p.y));
+            return vec4(1.0);
+        }",
+        &bind,
+        8,
+        8,
+    )
+    .unwrap();
+    let floats: Vec<f32> = queue
+        .read_texture(&marks)
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(floats[0], 5.5);
+    assert_eq!(floats[7 * 8 + 3], 3.5 + 75.0);
+}
+
+#[test]
+fn storage_texture_bindings_are_validated() {
+    let (device, queue) = device();
+    let t = storage_texture(&device, 8, 8, 2, TextureFormat::Rgba8Unorm);
+    let run = |src: &str, entries: &[BindingResource<'_>]| -> Result<(), Error> {
+        let bind = group(&device, entries)?;
+        let m = module(&device, src)?;
+        let p = device.create_compute_pipeline(&ComputePipelineDescriptor {
+            label: None,
+            module: &m,
+            entry_point: None,
+            constants: &[],
+        })?;
+        let mut encoder = device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_compute_pass(None);
+            pass.set_pipeline(&p);
+            pass.set_bind_group(0, &bind);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        queue.submit([encoder.finish()?])
+    };
+    let write = "@group(0) @binding(0) var st: texture_storage_2d<rgba8unorm, write>;
+        @compute @workgroup_size(1) fn main() { textureStore(st, vec2(0), vec4(1.0)); }";
+    let level0 = level_view(&t, 0);
+    let whole = t.create_view();
+    let err = run(write, &[BindingResource::TextureView(&whole)]).unwrap_err();
+    assert!(err.to_string().contains("one mip level"), "{err}");
+    let wrong_format = write.replace("rgba8unorm, write", "rgba16float, write");
+    let err = run(&wrong_format, &[BindingResource::TextureView(&level0)]).unwrap_err();
+    assert!(err.to_string().contains("declared Rgba16Float"), "{err}");
+    let read_write = write.replace("rgba8unorm, write", "rgba8unorm, read_write");
+    let err = run(&read_write, &[BindingResource::TextureView(&level0)]).unwrap_err();
+    assert!(err.to_string().contains("read_write access needs"), "{err}");
+    // Writing level 0 while sampling a view that includes it.
+    let both = "@group(0) @binding(0) var st: texture_storage_2d<rgba8unorm, write>;
+        @group(0) @binding(1) var src: texture_2d<f32>;
+        @compute @workgroup_size(1) fn main() {
+            textureStore(st, vec2(0), textureLoad(src, vec2(0), 0));
+        }";
+    let err = run(
+        both,
+        &[
+            BindingResource::TextureView(&level0),
+            BindingResource::TextureView(&whole),
+        ],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("also bound another way"), "{err}");
+    // A texture without STORAGE_BINDING, and formats that cannot be storage textures.
+    let plain = texture(&device, [8, 8, 1], 1, TextureFormat::Rgba8Unorm);
+    let err = run(write, &[BindingResource::TextureView(&plain.create_view())]).unwrap_err();
+    assert!(err.to_string().contains("STORAGE_BINDING"), "{err}");
+    let srgb = device.create_texture(&TextureDescriptor {
+        label: None,
+        size: Extent3d {
+            width: 4,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: TextureDimension::D2,
+        format: TextureFormat::Rgba8UnormSrgb,
+        usage: TextureUsages::STORAGE_BINDING,
+    });
+    assert!(matches!(srgb, Err(Error::Validation(_))));
 }

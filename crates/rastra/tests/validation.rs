@@ -327,23 +327,6 @@ fn unsupported_features_say_so() {
         matches!(&err, Error::Unsupported(m) if m.contains("LineList")),
         "{err}"
     );
-    let tex = module(
-        &device,
-        r#"
-@group(0) @binding(0) var t: texture_storage_2d<rgba8unorm, write>;
-@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4(0.0); }
-@fragment fn fs() -> @location(0) vec4<f32> {
-    textureStore(t, vec2(0, 0), vec4(1.0));
-    return vec4(1.0);
-}
-"#,
-    )
-    .unwrap();
-    let err = pipeline(&device, &tex, &[], TextureFormat::Rgba8Unorm).unwrap_err();
-    assert!(
-        matches!(&err, Error::Unsupported(m) if m.contains("storage texture")),
-        "{err}"
-    );
 }
 
 #[test]

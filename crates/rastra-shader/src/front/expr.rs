@@ -392,11 +392,10 @@ impl<'m> Lowerer<'m> {
                 if let Some(slot) = self.samplers.iter().position(|(h, _)| *h == g) {
                     return Ok(Value::Sampler(slot as u32));
                 }
+                if let Some(slot) = self.images.iter().position(|(h, _)| *h == g) {
+                    return Ok(Value::Image(slot as u32));
+                }
                 Ok(Value::Opaque(match self.module.types[gv.ty].inner {
-                    TypeInner::Image {
-                        class: naga::ImageClass::Storage { .. },
-                        ..
-                    } => "storage textures",
                     TypeInner::Image {
                         class: naga::ImageClass::External,
                         ..
@@ -611,7 +610,9 @@ impl<'m> Lowerer<'m> {
                 }
             }
             Value::Opaque(what) => unsupported(what),
-            Value::Texture(_) | Value::Sampler(_) => internal("indexing a texture or sampler"),
+            Value::Texture(_) | Value::Sampler(_) | Value::Image(_) => {
+                internal("indexing a texture or sampler")
+            }
             Value::Undef => internal("indexing an undefined value"),
         }
     }

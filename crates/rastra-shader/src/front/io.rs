@@ -9,9 +9,10 @@ use super::{Lowerer, R, Scope, TySource, Value};
 use crate::ir::{Inst, Node, Reg};
 use crate::{
     BindingKind, BindingVar, Builtin, EarlyDepthTest, Interpolation, IoBinding, IoType, IoVar,
-    Program, SamplerVar, Sampling, ScalarKind, Stage, TextureSampleKind, TextureVar,
+    Program, SamplerVar, Sampling, ScalarKind, Stage, StorageAccess, StorageTextureVar,
+    TextureSampleKind, TextureVar,
 };
-use rastra_texture::TextureViewDimension;
+use rastra_texture::{TextureFormat, TextureViewDimension};
 
 pub(crate) fn lower_entry_point(
     module: &naga::Module,
@@ -22,7 +23,7 @@ pub(crate) fn lower_entry_point(
     let ep = &module.entry_points[index];
     let finfo = info.get_entry_point(index);
     let slots = buffer_bindings(module, finfo)?;
-    let (textures, samplers) = handle_bindings(module, finfo)?;
+    let (textures, samplers, images) = handle_bindings(module, finfo)?;
     let mut lw = Lowerer {
         module,
         info,
@@ -44,6 +45,7 @@ pub(crate) fn lower_entry_point(
         slots,
         textures,
         samplers,
+        images,
         uses_derivatives: false,
         uses_discard: false,
         scratch: Vec::new(),
@@ -103,6 +105,7 @@ pub(crate) fn lower_entry_point(
         bindings: lw.slots.into_iter().map(|(_, b)| b).collect(),
         textures: lw.textures.into_iter().map(|(_, t)| t).collect(),
         samplers: lw.samplers.into_iter().map(|(_, s)| s).collect(),
+        storage_textures: lw.images.into_iter().map(|(_, i)| i).collect(),
         uses_derivatives: lw.uses_derivatives,
         uses_discard: lw.uses_discard,
         writes_depth,
@@ -178,15 +181,22 @@ fn buffer_bindings(
 
 type Handles<T> = Vec<(naga::Handle<naga::GlobalVariable>, T)>;
 
-/// Sampled textures and samplers the entry point uses, each sorted by (group, binding).
-/// Storage and external textures are left out: using one lowers to an `Unsupported` error.
+/// Sampled textures, samplers and storage textures the entry point uses, each sorted by
+/// (group, binding). External textures are left out: using one lowers to an
+/// `Unsupported` error.
+#[allow(clippy::type_complexity)]
 fn handle_bindings(
     module: &naga::Module,
     finfo: &naga::valid::FunctionInfo,
-) -> R<(Handles<TextureVar>, Handles<SamplerVar>)> {
+) -> R<(
+    Handles<TextureVar>,
+    Handles<SamplerVar>,
+    Handles<StorageTextureVar>,
+)> {
     use naga::{ImageClass, ImageDimension as D};
     let mut textures = Vec::new();
     let mut samplers = Vec::new();
+    let mut images = Vec::new();
     for (h, gv) in module.global_variables.iter() {
         if finfo[h].is_empty() || gv.space != AddressSpace::Handle {
             continue;
@@ -201,6 +211,39 @@ fn handle_bindings(
                 arrayed,
                 class,
             } => {
+                let dimension = match (dim, arrayed) {
+                    (D::D1, _) => TextureViewDimension::D1,
+                    (D::D2, false) => TextureViewDimension::D2,
+                    (D::D2, true) => TextureViewDimension::D2Array,
+                    (D::D3, _) => TextureViewDimension::D3,
+                    (D::Cube, false) => TextureViewDimension::Cube,
+                    (D::Cube, true) => TextureViewDimension::CubeArray,
+                };
+                if let ImageClass::Storage { format, access } = class {
+                    use naga::StorageAccess as A;
+                    if access.contains(A::ATOMIC) {
+                        return unsupported("texture atomics");
+                    }
+                    let access = if !access.contains(A::STORE) {
+                        StorageAccess::ReadOnly
+                    } else if access.contains(A::LOAD) {
+                        StorageAccess::ReadWrite
+                    } else {
+                        StorageAccess::WriteOnly
+                    };
+                    images.push((
+                        h,
+                        StorageTextureVar {
+                            group: rb.group,
+                            binding: rb.binding,
+                            dimension,
+                            format: storage_format(format)?,
+                            access,
+                            name,
+                        },
+                    ));
+                    continue;
+                }
                 let (sample_kind, multisampled) = match class {
                     ImageClass::Sampled { kind, multi } => (
                         match kind {
@@ -212,14 +255,6 @@ fn handle_bindings(
                     ),
                     ImageClass::Depth { multi } => (TextureSampleKind::Depth, multi),
                     ImageClass::Storage { .. } | ImageClass::External => continue,
-                };
-                let dimension = match (dim, arrayed) {
-                    (D::D1, _) => TextureViewDimension::D1,
-                    (D::D2, false) => TextureViewDimension::D2,
-                    (D::D2, true) => TextureViewDimension::D2Array,
-                    (D::D3, _) => TextureViewDimension::D3,
-                    (D::Cube, false) => TextureViewDimension::Cube,
-                    (D::Cube, true) => TextureViewDimension::CubeArray,
                 };
                 textures.push((
                     h,
@@ -247,7 +282,57 @@ fn handle_bindings(
     }
     textures.sort_by_key(|(_, t)| (t.group, t.binding));
     samplers.sort_by_key(|(_, s)| (s.group, s.binding));
-    Ok((textures, samplers))
+    images.sort_by_key(|(_, i)| (i.group, i.binding));
+    Ok((textures, samplers, images))
+}
+
+/// The texture format of a WGSL storage texel format.
+fn storage_format(f: naga::StorageFormat) -> R<TextureFormat> {
+    use TextureFormat as T;
+    use naga::StorageFormat as S;
+    Ok(match f {
+        S::R8Unorm => T::R8Unorm,
+        S::R8Snorm => T::R8Snorm,
+        S::R8Uint => T::R8Uint,
+        S::R8Sint => T::R8Sint,
+        S::R16Uint => T::R16Uint,
+        S::R16Sint => T::R16Sint,
+        S::R16Float => T::R16Float,
+        S::Rg8Unorm => T::Rg8Unorm,
+        S::Rg8Snorm => T::Rg8Snorm,
+        S::Rg8Uint => T::Rg8Uint,
+        S::Rg8Sint => T::Rg8Sint,
+        S::R32Uint => T::R32Uint,
+        S::R32Sint => T::R32Sint,
+        S::R32Float => T::R32Float,
+        S::Rg16Uint => T::Rg16Uint,
+        S::Rg16Sint => T::Rg16Sint,
+        S::Rg16Float => T::Rg16Float,
+        S::Rgba8Unorm => T::Rgba8Unorm,
+        S::Rgba8Snorm => T::Rgba8Snorm,
+        S::Rgba8Uint => T::Rgba8Uint,
+        S::Rgba8Sint => T::Rgba8Sint,
+        S::Bgra8Unorm => T::Bgra8Unorm,
+        S::Rgb10a2Uint => T::Rgb10a2Uint,
+        S::Rgb10a2Unorm => T::Rgb10a2Unorm,
+        S::Rg11b10Ufloat => T::Rg11b10Ufloat,
+        S::Rg32Uint => T::Rg32Uint,
+        S::Rg32Sint => T::Rg32Sint,
+        S::Rg32Float => T::Rg32Float,
+        S::Rgba16Uint => T::Rgba16Uint,
+        S::Rgba16Sint => T::Rgba16Sint,
+        S::Rgba16Float => T::Rgba16Float,
+        S::Rgba32Uint => T::Rgba32Uint,
+        S::Rgba32Sint => T::Rgba32Sint,
+        S::Rgba32Float => T::Rgba32Float,
+        S::R16Unorm => T::R16Unorm,
+        S::R16Snorm => T::R16Snorm,
+        S::Rg16Unorm => T::Rg16Unorm,
+        S::Rg16Snorm => T::Rg16Snorm,
+        S::Rgba16Unorm => T::Rgba16Unorm,
+        S::Rgba16Snorm => T::Rgba16Snorm,
+        S::R64Uint => return unsupported("64-bit storage texel formats"),
+    })
 }
 
 fn flatten(

@@ -52,7 +52,9 @@ enum Value {
     Texture(u32),
     /// A sampler: its index in `Program::samplers`.
     Sampler(u32),
-    /// A handle-typed value rastra cannot use yet (storage textures…); names the construct.
+    /// A storage texture: its index in `Program::storage_textures`.
+    Image(u32),
+    /// A handle-typed value rastra cannot use yet (external textures…); names the construct.
     Opaque(&'static str),
 }
 
@@ -116,6 +118,8 @@ struct Lowerer<'m> {
     textures: Vec<(Handle<naga::GlobalVariable>, crate::TextureVar)>,
     /// Sampler globals in slot order.
     samplers: Vec<(Handle<naga::GlobalVariable>, crate::SamplerVar)>,
+    /// Storage-texture globals in slot order.
+    images: Vec<(Handle<naga::GlobalVariable>, crate::StorageTextureVar)>,
     uses_derivatives: bool,
     uses_discard: bool,
     scratch: Vec<u32>,

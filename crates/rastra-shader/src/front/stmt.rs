@@ -225,7 +225,12 @@ impl<'m> Lowerer<'m> {
                 }
             }
             Statement::MemoryBarrier(_) => {}
-            Statement::ImageStore { .. } => return unsupported("storage texture writes"),
+            Statement::ImageStore {
+                image,
+                coordinate,
+                array_index,
+                value,
+            } => self.image_store(scope, image, coordinate, array_index, value)?,
             Statement::ImageAtomic { .. } => return unsupported("texture atomics"),
             Statement::Atomic {
                 pointer,

@@ -1,5 +1,7 @@
 //! Texture expressions: `textureSample*`, `textureGather*`, `textureLoad` and the texture
-//! queries become [`TexInst`]s, the shader core's requests to its texture unit (T4). Texture
+//! queries become [`TexInst`]s, the shader core's requests to its texture unit (T4);
+//! `textureLoad`, `textureStore` and the queries of storage textures become [`ImageInst`]s,
+//! which go straight to memory. Texture
 //! and sampler globals lower to binding slots (`Value::Texture` / `Value::Sampler`) that flow
 //! through inlined function arguments like any other value.
 
@@ -7,7 +9,7 @@ use naga::{Expression, Handle, ImageQuery, SampleLevel};
 
 use super::types::{self, Kind, unsupported};
 use super::{Lowerer, R, Scope, Value, internal};
-use crate::ir::{BinOp, Inst, Reg, SampleLod, TexInst, TexOp};
+use crate::ir::{BinOp, ImageInst, ImageOp, Inst, Reg, SampleLod, TexInst, TexOp};
 
 impl<'m> Lowerer<'m> {
     fn texture_slot(&self, scope: &Scope<'m>, h: Handle<Expression>) -> R<u32> {
@@ -47,12 +49,117 @@ impl<'m> Lowerer<'m> {
         Ok(Value::Regs { first: dst, words })
     }
 
+    /// The storage-texture slot of `h`, if it is a storage texture.
+    fn image_slot(&self, scope: &Scope<'m>, h: Handle<Expression>) -> R<Option<u32>> {
+        Ok(match self.get(scope, h)? {
+            Value::Image(slot) => Some(slot),
+            _ => None,
+        })
+    }
+
+    /// Lowers `textureLoad` and the size queries of a storage texture; `None` when `h` is
+    /// not one of those.
+    fn image_expr(&mut self, scope: &mut Scope<'m>, h: Handle<Expression>) -> R<Option<Value>> {
+        let (image, op) = match scope.exprs[h] {
+            Expression::ImageLoad {
+                image,
+                coordinate,
+                array_index,
+                ..
+            } => {
+                let Some(slot) = self.image_slot(scope, image)? else {
+                    return Ok(None);
+                };
+                let (coords, coord_count) = self.signed(scope, coordinate)?;
+                let layer = match array_index {
+                    Some(a) => Some(self.signed(scope, a)?.0),
+                    None => None,
+                };
+                let dst = self.alloc(4)?;
+                let op = ImageOp::Load {
+                    dst,
+                    coords,
+                    coord_count,
+                    layer,
+                };
+                (
+                    slot,
+                    (
+                        op,
+                        Value::Regs {
+                            first: dst,
+                            words: 4,
+                        },
+                    ),
+                )
+            }
+            Expression::ImageQuery { image, query } => {
+                let Some(slot) = self.image_slot(scope, image)? else {
+                    return Ok(None);
+                };
+                let words = match *self.ty(scope, h) {
+                    naga::TypeInner::Vector { size, .. } => size as u32,
+                    _ => 1,
+                };
+                let dst = self.alloc(words)?;
+                let op = match query {
+                    ImageQuery::Size { .. } => ImageOp::Size {
+                        dst,
+                        components: words,
+                    },
+                    ImageQuery::NumLayers => ImageOp::NumLayers { dst },
+                    ImageQuery::NumLevels | ImageQuery::NumSamples => {
+                        return internal("level or sample query of a storage texture");
+                    }
+                };
+                (slot, (op, Value::Regs { first: dst, words }))
+            }
+            _ => return Ok(None),
+        };
+        let (op, value) = op;
+        self.emit(Inst::Image(Box::new(ImageInst { op, image })));
+        Ok(Some(value))
+    }
+
+    /// Lowers `textureStore`.
+    pub(super) fn image_store(
+        &mut self,
+        scope: &mut Scope<'m>,
+        image: Handle<Expression>,
+        coordinate: Handle<Expression>,
+        array_index: Option<Handle<Expression>>,
+        value: Handle<Expression>,
+    ) -> R<()> {
+        let Some(slot) = self.image_slot(scope, image)? else {
+            return internal("textureStore on something other than a storage texture");
+        };
+        let (coords, coord_count) = self.signed(scope, coordinate)?;
+        let layer = match array_index {
+            Some(a) => Some(self.signed(scope, a)?.0),
+            None => None,
+        };
+        let (value, _) = self.regs(scope, value)?;
+        self.emit(Inst::Image(Box::new(ImageInst {
+            op: ImageOp::Store {
+                coords,
+                coord_count,
+                layer,
+                value,
+            },
+            image: slot,
+        })));
+        Ok(())
+    }
+
     /// Lowers a texture expression; `None` when `h` is not one.
     pub(super) fn texture_expr(
         &mut self,
         scope: &mut Scope<'m>,
         h: Handle<Expression>,
     ) -> R<Option<Value>> {
+        if let Some(v) = self.image_expr(scope, h)? {
+            return Ok(Some(v));
+        }
         let result_words = |lw: &Self| -> R<u32> {
             match *lw.ty(scope, h) {
                 naga::TypeInner::Vector { size, .. } => Ok(size as u32),
