@@ -87,12 +87,25 @@ fn check_layout(
             return unsupported(format!("binding arrays (binding {})", e.binding));
         }
         match e.ty {
+            wgpu::BindingType::StorageTexture {
+                access: wgpu::StorageTextureAccess::Atomic,
+                ..
+            } => {
+                return unsupported(format!("texture atomics (binding {})", e.binding));
+            }
+            wgpu::BindingType::StorageTexture { format, .. }
+                if crate::convert::texture_format_from(format)
+                    .is_none_or(|f| !f.is_storage_format()) =>
+            {
+                return Err(rastra::Error::Validation(format!(
+                    "binding {}: {format:?} cannot be a storage texture",
+                    e.binding
+                )));
+            }
             wgpu::BindingType::Buffer { .. }
             | wgpu::BindingType::Sampler(_)
-            | wgpu::BindingType::Texture { .. } => {}
-            wgpu::BindingType::StorageTexture { .. } => {
-                return unsupported(format!("storage textures (binding {})", e.binding));
-            }
+            | wgpu::BindingType::Texture { .. }
+            | wgpu::BindingType::StorageTexture { .. } => {}
             ty => return unsupported(format!("{ty:?} bindings (binding {})", e.binding)),
         }
     }
@@ -274,6 +287,45 @@ fn build_group(
                 }
                 Resolved::View(view.clone())
             }
+            (
+                wgpu::BindingType::StorageTexture {
+                    format,
+                    view_dimension,
+                    ..
+                },
+                wgpu::BindingResource::TextureView(v),
+            ) => {
+                let Some(rv) = v.as_custom::<RastraTextureView>() else {
+                    return invalid(format!("{what}: not a rastra texture view"));
+                };
+                let view = rv.get().map_err(rastra::Error::Validation)?;
+                if Some(view.dimension()) != crate::convert::view_dimension_from(*view_dimension) {
+                    return invalid(format!(
+                        "{what}: a {:?} view for a {view_dimension:?} binding",
+                        view.dimension()
+                    ));
+                }
+                if Some(view.format()) != crate::convert::texture_format_from(*format) {
+                    return invalid(format!(
+                        "{what}: a {:?} view for a {format:?} storage binding",
+                        view.format()
+                    ));
+                }
+                if !view
+                    .texture()
+                    .usage()
+                    .contains(rastra::TextureUsages::STORAGE_BINDING)
+                {
+                    return invalid(format!("{what}: the texture lacks STORAGE_BINDING usage"));
+                }
+                if view.mip_level_count() != 1 {
+                    return invalid(format!(
+                        "{what}: a storage view has one mip level, not {}",
+                        view.mip_level_count()
+                    ));
+                }
+                Resolved::View(view.clone())
+            }
             (ty, _) => {
                 return invalid(format!(
                     "{what}: the resource does not match the layout's {ty:?}"
@@ -402,6 +454,19 @@ pub(crate) fn auto_entry(b: &rastra::ShaderBinding) -> wgpu::BindGroupLayoutEntr
                 wgpu::SamplerBindingType::Filtering
             })
         }
+        rastra::ShaderBindingKind::StorageTexture {
+            dimension,
+            format,
+            access,
+        } => wgpu::BindingType::StorageTexture {
+            access: match access {
+                rastra::StorageAccess::ReadOnly => wgpu::StorageTextureAccess::ReadOnly,
+                rastra::StorageAccess::WriteOnly => wgpu::StorageTextureAccess::WriteOnly,
+                rastra::StorageAccess::ReadWrite => wgpu::StorageTextureAccess::ReadWrite,
+            },
+            format: crate::convert::texture_format(*format),
+            view_dimension: crate::convert::view_dimension(*dimension),
+        },
     };
     wgpu::BindGroupLayoutEntry {
         binding: b.binding,
@@ -466,6 +531,7 @@ pub(crate) fn entry_serves(entry: &wgpu::BindGroupLayoutEntry, b: &rastra::Shade
             };
             sample_ok && hd == nd && hm == nm
         }
+        (h @ wgpu::BindingType::StorageTexture { .. }, n) => h == n,
         (wgpu::BindingType::Sampler(h), wgpu::BindingType::Sampler(n)) => {
             (*h == wgpu::SamplerBindingType::Comparison)
                 == (*n == wgpu::SamplerBindingType::Comparison)

@@ -107,9 +107,6 @@ pub(crate) fn features() -> wgpu::Features {
 }
 
 /// The limits rastra advertises: WebGPU's defaults (every wgpu program asks for them).
-/// Storage textures are counted in there although rastra reports them unsupported when a
-/// layout uses one: advertising zero would refuse every device request with default
-/// limits, not just the programs that use storage textures.
 pub(crate) fn limits() -> wgpu::Limits {
     wgpu::Limits {
         max_compute_invocations_per_workgroup: rastra::MAX_INVOCATIONS_PER_WORKGROUP,
@@ -231,8 +228,9 @@ impl AdapterInterface for RastraAdapter {
 }
 
 /// What rastra can do with a format: WebGPU's guaranteed capabilities for the features
-/// rastra has, minus storage binding (not yet), minus render attachment where rastra's
-/// output merger cannot write the format, and nothing for formats rastra does not know.
+/// rastra has (storage binding for WebGPU's core storage formats, read-write for the r32
+/// ones, no texture atomics), minus render attachment where rastra's output merger cannot
+/// write the format, and nothing for formats rastra does not know.
 pub(crate) fn format_features(format: wgpu::TextureFormat) -> wgpu::TextureFormatFeatures {
     use wgpu::TextureFormatFeatureFlags as Flags;
     use wgpu::TextureUsages as U;
@@ -243,9 +241,16 @@ pub(crate) fn format_features(format: wgpu::TextureFormat) -> wgpu::TextureForma
         };
     };
     let mut out = format.guaranteed_format_features(features());
-    out.allowed_usages -= U::STORAGE_BINDING | U::STORAGE_ATOMIC;
-    out.flags -= Flags::STORAGE_READ_ONLY | Flags::STORAGE_WRITE_ONLY | Flags::STORAGE_READ_WRITE;
+    out.allowed_usages -= U::STORAGE_ATOMIC;
     out.flags -= Flags::STORAGE_ATOMIC;
+    if !f.is_storage_format() {
+        out.allowed_usages -= U::STORAGE_BINDING;
+        out.flags -=
+            Flags::STORAGE_READ_ONLY | Flags::STORAGE_WRITE_ONLY | Flags::STORAGE_READ_WRITE;
+    }
+    if !f.is_read_write_storage_format() {
+        out.flags -= Flags::STORAGE_READ_WRITE;
+    }
     if rastra::check_renderable(f).is_ok() {
         out.allowed_usages |= U::RENDER_ATTACHMENT;
         out.flags |= Flags::MULTISAMPLE_X4 | Flags::MULTISAMPLE_RESOLVE;

@@ -28,11 +28,22 @@ fn the_adapter_advertises_only_what_rastra_does() {
     ] {
         assert!(!features.contains(missing), "{missing:?} is advertised");
     }
-    // Storage binding is withheld from every format; rendering is offered only where
-    // rastra's output merger writes the format.
+    // Storage binding for WebGPU's storage formats (read-write only for r32 ones, no
+    // atomics); rendering only where rastra's output merger writes the format.
+    use wgpu::TextureFormatFeatureFlags as Flags;
     let f = adapter.get_texture_format_features(wgpu::TextureFormat::Rgba8Unorm);
     assert!(
-        !f.allowed_usages
+        f.allowed_usages
+            .contains(wgpu::TextureUsages::STORAGE_BINDING)
+    );
+    assert!(!f.flags.contains(Flags::STORAGE_READ_WRITE));
+    let r32 = adapter.get_texture_format_features(wgpu::TextureFormat::R32Uint);
+    assert!(r32.flags.contains(Flags::STORAGE_READ_WRITE));
+    assert!(!r32.flags.contains(Flags::STORAGE_ATOMIC));
+    let srgb = adapter.get_texture_format_features(wgpu::TextureFormat::Rgba8UnormSrgb);
+    assert!(
+        !srgb
+            .allowed_usages
             .contains(wgpu::TextureUsages::STORAGE_BINDING)
     );
     assert!(

@@ -73,8 +73,16 @@ impl BindGroup {
             let r = match &e.resource {
                 BindingResource::Buffer(r) => r,
                 BindingResource::TextureView(v) => {
-                    if !v.texture().usage().contains(TextureUsages::TEXTURE_BINDING) {
-                        return validation(format!("{what}: texture lacks TEXTURE_BINDING usage"));
+                    // Which of the two a binding needs depends on how the shader declares
+                    // it, checked when a draw or dispatch uses the group.
+                    let usage = v.texture().usage();
+                    if !usage.contains(TextureUsages::TEXTURE_BINDING)
+                        && !usage.contains(TextureUsages::STORAGE_BINDING)
+                    {
+                        return validation(format!(
+                            "{what}: texture has neither TEXTURE_BINDING nor STORAGE_BINDING \
+                             usage"
+                        ));
                     }
                     entries.push(BoundEntry {
                         binding: e.binding,
@@ -182,6 +190,11 @@ pub enum ShaderBindingKind {
     Sampler {
         comparison: bool,
     },
+    StorageTexture {
+        dimension: crate::TextureViewDimension,
+        format: crate::TextureFormat,
+        access: rastra_shader::StorageAccess,
+    },
 }
 
 /// The bindings of `programs`, merged by (group, binding) and sorted.
@@ -209,7 +222,15 @@ pub(crate) fn shader_bindings(programs: &[&rastra_shader::Program]) -> Vec<Shade
             };
             (s.group, s.binding, kind)
         });
-        for (group, binding, kind) in buffers.chain(textures).chain(samplers) {
+        let images = p.storage_textures.iter().map(|t| {
+            let kind = ShaderBindingKind::StorageTexture {
+                dimension: t.dimension,
+                format: t.format,
+                access: t.access,
+            };
+            (t.group, t.binding, kind)
+        });
+        for (group, binding, kind) in buffers.chain(textures).chain(samplers).chain(images) {
             match out
                 .iter_mut()
                 .find(|b| b.group == group && b.binding == binding)

@@ -113,6 +113,13 @@ fn validate_texture_bindings(
                 "{at} is a texture; the bind group holds something else"
             ));
         };
+        if !view
+            .texture()
+            .usage()
+            .contains(TextureUsages::TEXTURE_BINDING)
+        {
+            return validation(format!("{at} needs a texture with TEXTURE_BINDING usage"));
+        }
         if view.dimension() != t.dimension {
             return validation(format!(
                 "{at} is a {:?} texture; a {:?} view is bound",

@@ -68,7 +68,9 @@ pub use rastra_pipeline::state::{
     CompareFunction, CullMode, DepthStencilState, FrontFace, MultisampleState, PrimitiveState,
     PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
-pub use rastra_shader::{BindingKind, CompileError, Stage as ShaderStage, TextureSampleKind};
+pub use rastra_shader::{
+    BindingKind, CompileError, Stage as ShaderStage, StorageAccess, TextureSampleKind,
+};
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
 /// Texel-cache geometry (`DeviceDescriptor::texel_cache`).
 pub use rastra_texture::CacheConfig as TexelCacheConfig;

@@ -281,6 +281,10 @@ impl TextureView {
         self.view.base_mip_level
     }
 
+    pub fn mip_level_count(&self) -> u32 {
+        self.view.mip_level_count
+    }
+
     pub fn base_array_layer(&self) -> u32 {
         self.view.base_array_layer
     }
