@@ -38,6 +38,8 @@ enum PassCmd {
     DrawIndirect(rastra::Buffer, u64, bool),
     BeginOcclusionQuery(u32),
     EndOcclusionQuery,
+    /// WebGPU's state reset around render bundles.
+    ResetState,
 }
 
 /// One recorded compute-pass command.
@@ -686,6 +688,7 @@ fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
             PassCmd::DrawIndirect(b, offset, true) => pass.draw_indexed_indirect(&b, offset),
             PassCmd::BeginOcclusionQuery(index) => pass.begin_occlusion_query(index),
             PassCmd::EndOcclusionQuery => pass.end_occlusion_query(),
+            PassCmd::ResetState => pass.reset_state(),
         }
     }
     pass.end();
@@ -1100,6 +1103,7 @@ impl RenderPassInterface for RastraRenderPass {
     }
 
     fn execute_bundles(&mut self, render_bundles: &mut dyn Iterator<Item = &DispatchRenderBundle>) {
+        // Each bundle starts from empty state, and the pass's state is cleared afterwards.
         for b in render_bundles {
             let Some(bundle) = b.as_custom::<RastraRenderBundle>() else {
                 continue;
@@ -1107,11 +1111,15 @@ impl RenderPassInterface for RastraRenderPass {
             match &bundle.cmds {
                 Ok(cmds) => {
                     let pass = self.pass.as_mut().expect("the pass records until dropped");
+                    pass.cmds.push(PassCmd::ResetState);
                     pass.cmds.extend(cmds.iter().cloned());
                     self.buffers.extend(bundle.buffers.iter().cloned());
                 }
                 Err(e) => self.unsupported(&format!("execute_bundles: the bundle is invalid: {e}")),
             }
+        }
+        if let Some(pass) = self.pass.as_mut() {
+            pass.cmds.push(PassCmd::ResetState);
         }
     }
 }

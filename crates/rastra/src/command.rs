@@ -929,6 +929,17 @@ impl RenderPass<'_> {
         });
     }
 
+    /// Forgets the pipeline, bind groups, vertex and index buffers, so later draws must set
+    /// them again (WebGPU clears them around executing render bundles); viewport, scissor
+    /// and blend constant stay.
+    pub fn reset_state(&mut self) {
+        let s = &mut self.state;
+        s.pipeline = None;
+        s.bind_groups = Default::default();
+        s.vertex_buffers.clear();
+        s.index = None;
+    }
+
     /// Starts counting the samples that pass into query `index` of the pass's occlusion
     /// query set.
     pub fn begin_occlusion_query(&mut self, index: u32) {

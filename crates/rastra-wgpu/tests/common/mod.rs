@@ -163,3 +163,96 @@ pub fn validation_error<T>(
     let error = pollster::block_on(scope.pop());
     (value, error)
 }
+
+/// The colour format of the suite's render targets.
+pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+/// A WGSL shader module.
+pub fn shader(device: &wgpu::Device, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// A render pipeline with an automatic layout and the usual defaults.
+pub fn pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
+    targets: &[Option<wgpu::ColorTargetState>],
+    depth: Option<wgpu::DepthStencilState>,
+    samples: u32,
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: None,
+        layout: None,
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        primitive: wgpu::PrimitiveState {
+            cull_mode: Some(wgpu::Face::Back),
+            ..Default::default()
+        },
+        depth_stencil: depth,
+        multisample: wgpu::MultisampleState {
+            count: samples,
+            ..Default::default()
+        },
+        fragment: if targets.is_empty() {
+            None
+        } else {
+            Some(wgpu::FragmentState {
+                module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets,
+            })
+        },
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// A colour attachment cleared to `clear` and stored, resolved into `resolve` if given.
+pub fn color_pass<'a>(
+    view: &'a wgpu::TextureView,
+    resolve: Option<&'a wgpu::TextureView>,
+    clear: wgpu::Color,
+) -> wgpu::RenderPassColorAttachment<'a> {
+    wgpu::RenderPassColorAttachment {
+        view,
+        depth_slice: None,
+        resolve_target: resolve,
+        ops: wgpu::Operations {
+            load: wgpu::LoadOp::Clear(clear),
+            store: wgpu::StoreOp::Store,
+        },
+    }
+}
+
+/// A `w`×`h` Depth32Float attachment with the extra `usage`.
+pub fn depth_texture(
+    device: &wgpu::Device,
+    w: u32,
+    h: u32,
+    usage: wgpu::TextureUsages,
+) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("depth"),
+        size: wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Depth32Float,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | usage,
+        view_formats: &[],
+    })
+}
