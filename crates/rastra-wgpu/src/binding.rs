@@ -14,7 +14,7 @@ use std::sync::Arc;
 use wgpu::custom::*;
 
 use crate::device::DeviceShared;
-use crate::resource::{BufferShared, RastraBuffer, RastraSampler, RastraTextureView};
+use crate::resource::{RastraBuffer, RastraSampler, RastraTextureView, Uses};
 
 /// A bind group layout: entries sorted by binding number.
 #[derive(Debug, PartialEq)]
@@ -121,8 +121,8 @@ pub struct RastraBindGroup {
     pub(crate) inner: Option<rastra::BindGroup>,
     /// Entries taking dynamic offsets, in offset order.
     pub(crate) dynamic: Vec<u32>,
-    /// Buffers a submission using the group must find unmapped.
-    pub(crate) buffers: Vec<Arc<BufferShared>>,
+    /// Buffers and textures a submission using the group must find usable.
+    pub(crate) uses: Uses,
 }
 
 impl fmt::Debug for RastraBindGroup {
@@ -134,7 +134,7 @@ impl fmt::Debug for RastraBindGroup {
 impl RastraBindGroup {
     pub(crate) fn new(device: &Arc<DeviceShared>, desc: &wgpu::BindGroupDescriptor<'_>) -> Self {
         let label = desc.label.unwrap_or("");
-        let mut buffers = Vec::new();
+        let mut uses = Uses::default();
         let layout = desc
             .layout
             .as_custom::<RastraBindGroupLayout>()
@@ -143,13 +143,13 @@ impl RastraBindGroup {
             None => Err(rastra::Error::Validation(
                 "the bind group layout is invalid".into(),
             )),
-            Some(layout) => build_group(device, layout, desc.entries, &mut buffers),
+            Some(layout) => build_group(device, layout, desc.entries, &mut uses),
         };
         RastraBindGroup {
             label: label.to_string(),
             inner: device.check("Device::create_bind_group", label, result),
             dynamic: layout.map(|l| l.dynamic_bindings()).unwrap_or_default(),
-            buffers,
+            uses,
         }
     }
 }
@@ -165,7 +165,7 @@ fn build_group(
     device: &DeviceShared,
     layout: &LayoutData,
     entries: &[wgpu::BindGroupEntry<'_>],
-    buffers: &mut Vec<Arc<BufferShared>>,
+    uses: &mut Uses,
 ) -> Result<rastra::BindGroup, rastra::Error> {
     let invalid = |m: String| Err(rastra::Error::Validation(m));
     if entries.len() != layout.entries.len() {
@@ -225,7 +225,7 @@ fn build_group(
                         "{what}: {size} bytes exceed the binding limit {limit}"
                     ));
                 }
-                buffers.push(rb.0.clone());
+                uses.buffer(&rb.0);
                 Resolved::Buffer(buffer.clone(), b.offset, b.size.map(|s| s.get()))
             }
             (wgpu::BindingType::Sampler(ty), wgpu::BindingResource::Sampler(s)) => {
@@ -285,6 +285,7 @@ fn build_group(
                         view.texture().sample_count()
                     ));
                 }
+                uses.texture(&rv.texture);
                 Resolved::View(view.clone())
             }
             (
@@ -324,6 +325,7 @@ fn build_group(
                         view.mip_level_count()
                     ));
                 }
+                uses.texture(&rv.texture);
                 Resolved::View(view.clone())
             }
             (ty, _) => {

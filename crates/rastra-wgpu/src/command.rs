@@ -18,7 +18,7 @@ use crate::convert;
 use crate::device::{DeviceShared, lock};
 use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
 use crate::resource::{
-    BufferShared, RastraBuffer, RastraQuerySet, RastraTextureView, TextureAt, buffer_layout,
+    RastraBuffer, RastraQuerySet, RastraTextureView, TextureAt, Uses, buffer_layout,
     copy_texture_info, extent,
 };
 
@@ -118,8 +118,8 @@ struct Recording {
     ops: Vec<Op>,
     /// The first encoding error.
     error: Option<String>,
-    /// Buffers the commands use (checked unmapped at submission).
-    buffers: Vec<Arc<BufferShared>>,
+    /// Buffers and textures the commands use (checked at submission).
+    uses: Uses,
     /// A pass is open: the encoder itself may not record.
     open_pass: bool,
     debug_depth: u32,
@@ -171,15 +171,15 @@ impl RastraCommandEncoder {
 
     /// Records `op` and the buffers it uses if the encoder may record and every resource
     /// resolved.
-    fn record(&self, call: &str, op: Result<(Op, Vec<Arc<BufferShared>>), String>) {
+    fn record(&self, call: &str, op: Result<(Op, Uses), String>) {
         let mut rec = lock(&self.rec);
         if !rec.ready(call) {
             return;
         }
         match op {
-            Ok((op, buffers)) => {
+            Ok((op, uses)) => {
                 rec.ops.push(op);
-                rec.buffers.extend(buffers);
+                rec.uses.extend(&uses);
             }
             Err(e) => rec.fail(format!("{call}: {e}")),
         }
@@ -208,11 +208,13 @@ fn api_buffer_of(b: &wgpu::Buffer) -> Result<(&RastraBuffer, rastra::Buffer), St
     Ok((rb, inner))
 }
 
-fn view_of(v: &wgpu::TextureView) -> Result<rastra::TextureView, String> {
-    v.as_custom::<RastraTextureView>()
-        .ok_or("a texture view of another backend")?
-        .get()
-        .cloned()
+/// The rastra view behind a wgpu view (its texture noted in `uses`), or why there is none.
+fn view_of(v: &wgpu::TextureView, uses: &mut Uses) -> Result<rastra::TextureView, String> {
+    let rv = v
+        .as_custom::<RastraTextureView>()
+        .ok_or("a texture view of another backend")?;
+    uses.texture(&rv.texture);
+    rv.get().cloned()
 }
 
 fn texture_at(
@@ -260,7 +262,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     dst_offset: destination_offset,
                     size,
                 },
-                vec![s.0.clone(), d.0.clone()],
+                Uses::default().with_buffer(&s.0).with_buffer(&d.0),
             ))
         })();
         self.record("copy_buffer_to_buffer", op);
@@ -276,6 +278,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         let op = (|| {
             let (b, src) = api_buffer_of(source.buffer)?;
             let dst = texture_at(&self.device, CALL, &destination)?;
+            let uses = Uses::default().with_buffer(&b.0).with_texture(&dst.life);
             Ok((
                 Op::CopyBufferToTexture {
                     src,
@@ -283,7 +286,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     dst,
                     size: extent(copy_size),
                 },
-                vec![b.0.clone()],
+                uses,
             ))
         })();
         self.record(CALL, op);
@@ -299,6 +302,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
         let op = (|| {
             let src = texture_at(&self.device, CALL, &source)?;
             let (b, dst) = api_buffer_of(destination.buffer)?;
+            let uses = Uses::default().with_buffer(&b.0).with_texture(&src.life);
             Ok((
                 Op::CopyTextureToBuffer {
                     src,
@@ -306,7 +310,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     layout: buffer_layout(destination.layout),
                     size: extent(copy_size),
                 },
-                vec![b.0.clone()],
+                uses,
             ))
         })();
         self.record(CALL, op);
@@ -320,12 +324,17 @@ impl CommandEncoderInterface for RastraCommandEncoder {
     ) {
         const CALL: &str = "copy_texture_to_texture";
         let op = (|| {
+            let src = texture_at(&self.device, CALL, &source)?;
+            let dst = texture_at(&self.device, CALL, &destination)?;
+            let uses = Uses::default()
+                .with_texture(&src.life)
+                .with_texture(&dst.life);
             let op = Op::CopyTextureToTexture {
-                src: texture_at(&self.device, CALL, &source)?,
-                dst: texture_at(&self.device, CALL, &destination)?,
+                src,
+                dst,
                 size: extent(copy_size),
             };
-            Ok((op, Vec::new()))
+            Ok((op, uses))
         })();
         self.record(CALL, op);
     }
@@ -349,7 +358,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
             rec: self.rec.clone(),
             label: desc.label.unwrap_or("").to_string(),
             cmds: Vec::new(),
-            buffers: Vec::new(),
+            uses: Uses::default(),
             error,
             debug_depth: 0,
         })
@@ -365,6 +374,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                 error = Some("the encoder could not open a pass".to_string());
             }
         }
+        let mut uses = Uses::default();
         let attachments = (|| -> Result<_, String> {
             if desc.timestamp_writes.is_some() {
                 return Err(
@@ -388,15 +398,18 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                     ));
                 }
                 colors.push(Some(ColorAttachment {
-                    view: view_of(c.view)?,
-                    resolve: c.resolve_target.map(view_of).transpose()?,
+                    view: view_of(c.view, &mut uses)?,
+                    resolve: c
+                        .resolve_target
+                        .map(|r| view_of(r, &mut uses))
+                        .transpose()?,
                     ops: operations(&c.ops, convert::color_from),
                 }));
             }
             let depth = match &desc.depth_stencil_attachment {
                 None => None,
                 Some(d) => Some(DepthAttachment {
-                    view: view_of(d.view)?,
+                    view: view_of(d.view, &mut uses)?,
                     depth_ops: d.depth_ops.as_ref().map(|o| operations(o, |v| v)),
                     stencil_ops: d.stencil_ops.as_ref().map(|o| operations(o, |v| v)),
                 }),
@@ -427,7 +440,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                 occlusion,
                 cmds: Vec::new(),
             }),
-            buffers: Vec::new(),
+            uses,
             error,
             debug_depth: 0,
         })
@@ -467,7 +480,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
             label: self.label.clone(),
             inner: Mutex::new(inner),
             error,
-            buffers: rec.buffers,
+            uses: rec.uses,
         })
     }
 
@@ -494,7 +507,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                 offset,
                 size,
             };
-            (op, vec![b.0.clone()])
+            (op, Uses::default().with_buffer(&b.0))
         });
         self.record("clear_buffer", op);
     }
@@ -547,7 +560,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
                 destination,
                 offset: destination_offset,
             };
-            Ok((op, vec![rb.0.clone()]))
+            Ok((op, Uses::default().with_buffer(&rb.0)))
         })();
         self.record("resolve_query_set", op);
     }
@@ -699,7 +712,7 @@ pub struct RastraCommandBuffer {
     pub(crate) label: String,
     inner: Mutex<Option<rastra::CommandBuffer>>,
     error: Option<String>,
-    buffers: Vec<Arc<BufferShared>>,
+    uses: Uses,
 }
 
 impl fmt::Debug for RastraCommandBuffer {
@@ -715,7 +728,7 @@ impl RastraCommandBuffer {
         if let Some(e) = &self.error {
             return Err(format!("the command buffer is invalid: {e}"));
         }
-        if let Some(problem) = self.buffers.iter().find_map(|b| b.submit_problem()) {
+        if let Some(problem) = self.uses.submit_problem() {
             return Err(problem);
         }
         lock(&self.inner)
@@ -730,7 +743,7 @@ impl CommandBufferInterface for RastraCommandBuffer {}
 /// recorded commands.
 struct CmdSink<'a> {
     cmds: &'a mut Vec<PassCmd>,
-    buffers: &'a mut Vec<Arc<BufferShared>>,
+    uses: &'a mut Uses,
     error: &'a mut Option<String>,
 }
 
@@ -763,7 +776,7 @@ impl CmdSink<'_> {
             // An unset group is simply not bound; draws that need it fail their checks.
             return;
         };
-        let g = resolve_bind_group(group, offsets, self.buffers);
+        let g = resolve_bind_group(group, offsets, self.uses);
         self.push(g.map(|g| PassCmd::SetBindGroup(index, g)));
     }
 
@@ -775,7 +788,7 @@ impl CmdSink<'_> {
         size: Option<wgpu::BufferSize>,
     ) {
         let cmd = buffer_of(buffer).map(|(rb, b)| {
-            self.buffers.push(rb.0.clone());
+            self.uses.buffer(&rb.0);
             PassCmd::SetVertexBuffer(slot, b, offset, size.map(|s| s.get()))
         });
         self.push(cmd.map_err(|e| format!("set_vertex_buffer: {e}")));
@@ -789,7 +802,7 @@ impl CmdSink<'_> {
         size: Option<wgpu::BufferSize>,
     ) {
         let cmd = buffer_of(buffer).map(|(rb, b)| {
-            self.buffers.push(rb.0.clone());
+            self.uses.buffer(&rb.0);
             let format = convert::index_format_from(format).expect("both index formats");
             PassCmd::SetIndexBuffer(b, format, offset, size.map(|s| s.get()))
         });
@@ -814,7 +827,7 @@ impl CmdSink<'_> {
         };
         match buffer_of(buffer) {
             Ok((rb, b)) => {
-                self.buffers.push(rb.0.clone());
+                self.uses.buffer(&rb.0);
                 for k in 0..count as u64 {
                     let cmd = PassCmd::DrawIndirect(b.clone(), offset + k * stride, indexed);
                     self.push(Ok(cmd));
@@ -829,7 +842,7 @@ impl CmdSink<'_> {
 fn resolve_bind_group(
     group: &DispatchBindGroup,
     offsets: &[wgpu::DynamicOffset],
-    buffers: &mut Vec<Arc<BufferShared>>,
+    uses: &mut Uses,
 ) -> Result<rastra::BindGroup, String> {
     let g = group
         .as_custom::<RastraBindGroup>()
@@ -845,7 +858,7 @@ fn resolve_bind_group(
             g.dynamic.len()
         ));
     }
-    buffers.extend(g.buffers.iter().cloned());
+    uses.extend(&g.uses);
     if offsets.is_empty() {
         return Ok(inner.clone());
     }
@@ -927,7 +940,7 @@ macro_rules! recording_methods {
 pub struct RastraRenderPass {
     rec: Arc<Mutex<Recording>>,
     pass: Option<RenderPassRecord>,
-    buffers: Vec<Arc<BufferShared>>,
+    uses: Uses,
     error: Option<String>,
     debug_depth: u32,
 }
@@ -943,7 +956,7 @@ impl RastraRenderPass {
         let pass = self.pass.as_mut().expect("the pass records until dropped");
         CmdSink {
             cmds: &mut pass.cmds,
-            buffers: &mut self.buffers,
+            uses: &mut self.uses,
             error: &mut self.error,
         }
     }
@@ -966,7 +979,7 @@ impl Drop for RastraRenderPass {
             None => {
                 if let Some(p) = self.pass.take() {
                     rec.ops.push(Op::Render(p));
-                    rec.buffers.append(&mut self.buffers);
+                    rec.uses.extend(&std::mem::take(&mut self.uses));
                 }
             }
         }
@@ -1113,7 +1126,7 @@ impl RenderPassInterface for RastraRenderPass {
                     let pass = self.pass.as_mut().expect("the pass records until dropped");
                     pass.cmds.push(PassCmd::ResetState);
                     pass.cmds.extend(cmds.iter().cloned());
-                    self.buffers.extend(bundle.buffers.iter().cloned());
+                    self.uses.extend(&bundle.uses);
                 }
                 Err(e) => self.unsupported(&format!("execute_bundles: the bundle is invalid: {e}")),
             }
@@ -1129,7 +1142,7 @@ pub struct RastraComputePass {
     rec: Arc<Mutex<Recording>>,
     label: String,
     cmds: Vec<ComputeCmd>,
-    buffers: Vec<Arc<BufferShared>>,
+    uses: Uses,
     error: Option<String>,
     debug_depth: u32,
 }
@@ -1166,7 +1179,7 @@ impl Drop for RastraComputePass {
                 let cmds = std::mem::take(&mut self.cmds);
                 rec.ops
                     .push(Op::Compute(std::mem::take(&mut self.label), cmds));
-                rec.buffers.append(&mut self.buffers);
+                rec.uses.extend(&std::mem::take(&mut self.uses));
             }
         }
     }
@@ -1190,7 +1203,7 @@ impl ComputePassInterface for RastraComputePass {
         let Some(group) = bind_group else {
             return;
         };
-        let g = resolve_bind_group(group, offsets, &mut self.buffers);
+        let g = resolve_bind_group(group, offsets, &mut self.uses);
         self.push(g.map(|g| ComputeCmd::SetBindGroup(index, g)));
     }
 
@@ -1240,7 +1253,7 @@ impl ComputePassInterface for RastraComputePass {
         indirect_offset: wgpu::BufferAddress,
     ) {
         let cmd = buffer_of(indirect_buffer).map(|(rb, b)| {
-            self.buffers.push(rb.0.clone());
+            self.uses.buffer(&rb.0);
             ComputeCmd::DispatchIndirect(b, indirect_offset)
         });
         self.push(cmd.map_err(|e| format!("dispatch_workgroups_indirect: {e}")));
@@ -1261,7 +1274,7 @@ impl ComputePassInterface for RastraComputePass {
 /// A wgpu render bundle encoder on rastra: records render-pass commands for replay.
 pub struct RastraRenderBundleEncoder {
     cmds: Vec<PassCmd>,
-    buffers: Vec<Arc<BufferShared>>,
+    uses: Uses,
     error: Option<String>,
 }
 
@@ -1281,7 +1294,7 @@ impl RastraRenderBundleEncoder {
             .map(|_| "multiview is not supported".to_string());
         RastraRenderBundleEncoder {
             cmds: Vec::new(),
-            buffers: Vec::new(),
+            uses: Uses::default(),
             error,
         }
     }
@@ -1289,7 +1302,7 @@ impl RastraRenderBundleEncoder {
     fn sink(&mut self) -> CmdSink<'_> {
         CmdSink {
             cmds: &mut self.cmds,
-            buffers: &mut self.buffers,
+            uses: &mut self.uses,
             error: &mut self.error,
         }
     }
@@ -1304,7 +1317,7 @@ impl RastraRenderBundleEncoder {
                 Some(e) => Err(e),
                 None => Ok(self.cmds),
             },
-            buffers: self.buffers,
+            uses: self.uses,
         }
     }
 }
@@ -1334,7 +1347,7 @@ impl RenderBundleEncoderInterface for RastraRenderBundleEncoder {
 /// A finished render bundle: commands a render pass replays.
 pub struct RastraRenderBundle {
     cmds: Result<Vec<PassCmd>, String>,
-    buffers: Vec<Arc<BufferShared>>,
+    uses: Uses,
 }
 
 impl fmt::Debug for RastraRenderBundle {

@@ -386,6 +386,60 @@ impl BufferMappedRangeInterface for RastraMappedRange {
     }
 }
 
+/// Whether a texture is still alive: shared by the texture, its views, and whatever uses
+/// them (WebGPU checks at submission that no destroyed texture is used).
+#[derive(Clone, Debug)]
+pub(crate) struct TextureLife {
+    label: String,
+    destroyed: Arc<AtomicBool>,
+}
+
+/// The buffers and textures a command buffer, pass, bundle or bind group uses: a submission
+/// needs every buffer alive and unmapped and every texture alive.
+#[derive(Clone, Default)]
+pub(crate) struct Uses {
+    buffers: Vec<Arc<BufferShared>>,
+    textures: Vec<TextureLife>,
+}
+
+impl Uses {
+    pub fn buffer(&mut self, b: &Arc<BufferShared>) {
+        self.buffers.push(b.clone());
+    }
+
+    pub fn texture(&mut self, t: &TextureLife) {
+        self.textures.push(t.clone());
+    }
+
+    pub fn with_buffer(mut self, b: &Arc<BufferShared>) -> Uses {
+        self.buffer(b);
+        self
+    }
+
+    pub fn with_texture(mut self, t: &TextureLife) -> Uses {
+        self.texture(t);
+        self
+    }
+
+    pub fn extend(&mut self, other: &Uses) {
+        self.buffers.extend(other.buffers.iter().cloned());
+        self.textures.extend(other.textures.iter().cloned());
+    }
+
+    /// Why a submission may not use these resources now, if it may not.
+    pub fn submit_problem(&self) -> Option<String> {
+        self.buffers
+            .iter()
+            .find_map(|b| b.submit_problem())
+            .or_else(|| {
+                self.textures
+                    .iter()
+                    .find(|t| t.destroyed.load(Ordering::Acquire))
+                    .map(|t| format!("texture '{}' was destroyed", t.label))
+            })
+    }
+}
+
 /// A wgpu texture on rastra.
 #[derive(Clone)]
 pub struct RastraTexture {
@@ -440,6 +494,13 @@ impl RastraTexture {
         &self.label
     }
 
+    pub(crate) fn life(&self) -> TextureLife {
+        TextureLife {
+            label: self.label.clone(),
+            destroyed: self.destroyed.clone(),
+        }
+    }
+
     /// The rastra texture if it is valid and not destroyed (reported otherwise).
     pub(crate) fn resolve(&self, call: &'static str) -> Option<&rastra::Texture> {
         let why = match &self.inner {
@@ -487,7 +548,7 @@ impl TextureInterface for RastraTexture {
         DispatchTextureView::custom(RastraTextureView {
             label: label.to_string(),
             inner,
-            destroyed: self.destroyed.clone(),
+            texture: self.life(),
         })
     }
 
@@ -501,7 +562,8 @@ impl TextureInterface for RastraTexture {
 pub struct RastraTextureView {
     pub(crate) label: String,
     inner: Option<rastra::TextureView>,
-    destroyed: Arc<AtomicBool>,
+    /// The texture's liveness.
+    pub(crate) texture: TextureLife,
 }
 
 impl RastraTextureView {
@@ -512,7 +574,7 @@ impl RastraTextureView {
                 "texture view '{}' is invalid (its creation failed)",
                 self.label
             )),
-            Some(_) if self.destroyed.load(Ordering::Acquire) => Err(format!(
+            Some(_) if self.texture.destroyed.load(Ordering::Acquire) => Err(format!(
                 "the texture of view '{}' was destroyed",
                 self.label
             )),
@@ -616,6 +678,8 @@ impl QuerySetInterface for RastraQuerySet {
 /// A texture location of a copy, resolved to rastra's texture.
 pub(crate) struct TextureAt {
     pub texture: rastra::Texture,
+    /// The wgpu texture's liveness, checked at submission.
+    pub life: TextureLife,
     pub mip_level: u32,
     pub origin: [u32; 3],
     pub aspect: rastra::TextureAspect,
@@ -650,6 +714,7 @@ pub(crate) fn copy_texture_info(
     };
     Some(TextureAt {
         texture,
+        life: t.life(),
         mip_level: info.mip_level,
         origin: [info.origin.x, info.origin.y, info.origin.z],
         aspect,

@@ -510,3 +510,69 @@ fn first_instance_of_indirect_draws_needs_the_feature() {
     let error = error.expect("an open query is an error").to_string();
     assert!(error.contains("occlusion query 0 was active"), "{error}");
 }
+
+#[test]
+fn destroyed_textures_are_refused_at_submission() {
+    let (device, queue) = rastra_device();
+    let texture = |label| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        })
+    };
+    // Recorded while alive, destroyed before submission: a render target and a copy source.
+    let target = texture("target");
+    let view = target.create_view(&Default::default());
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: Default::default(),
+        })],
+        ..Default::default()
+    });
+    let rendered = encoder.finish();
+    let source = texture("source");
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 256 * 4,
+        usage: wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        source.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &staging,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(256),
+                rows_per_image: None,
+            },
+        },
+        source.size(),
+    );
+    let copied = encoder.finish();
+    target.destroy();
+    source.destroy();
+    for (cb, label) in [(rendered, "target"), (copied, "source")] {
+        let (_, error) = validation_error(&device, || queue.submit([cb]));
+        let error = error.expect("a destroyed texture is refused").to_string();
+        assert!(
+            error.contains(&format!("texture '{label}' was destroyed")),
+            "{error}"
+        );
+    }
+}
