@@ -1,6 +1,8 @@
 //! `rastra bench`: the reference workloads (graphics frames and a compute job) on rastra and,
 //! when installed, on lavapipe in the same run. One line per workload:
-//! `<name> rastra_ms=<median> lavapipe_ms=<median> ratio=<rastra/lavapipe>`.
+//! `<name> rastra_ms=<median> lavapipe_ms=<median> ratio=<rastra/lavapipe>`. With `--wgpu`,
+//! a second line per workload, `<name>/wgpu …`, times rastra running the workload as the
+//! same wgpu program lavapipe runs (through `rastra_wgpu`), API translation included.
 
 use rastra::DeviceDescriptor;
 use rastra_lavapipe::Lavapipe;
@@ -54,6 +56,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         args.runs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    let through_wgpu = if args.wgpu {
+        println!("# --wgpu: `<name>/wgpu` lines run rastra through rastra_wgpu::instance()");
+        Some(rastra_wgpu_device()?)
+    } else {
+        None
+    };
     for frame in &frames {
         let rastra = frame
             .render(&DeviceDescriptor::default(), args.runs)
@@ -67,6 +75,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             None => None,
         };
         report(&frame.name, rastra.median_ms(), reference);
+        if let Some((device, queue)) = &through_wgpu {
+            let ms = rastra_lavapipe::render_on(device, queue, frame, args.runs)
+                .map_err(|e| format!("{} through wgpu: {e}", frame.name))?
+                .median_ms();
+            report(&format!("{}/wgpu", frame.name), ms, reference);
+        }
     }
     let compute = workloads::fma_then_reduce(COMPUTE_INVOCATIONS);
     if wanted(&compute.name) {
@@ -82,8 +96,27 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             None => None,
         };
         report(&compute.name, rastra.median_ms(), reference);
+        if let Some((device, queue)) = &through_wgpu {
+            let ms = rastra_lavapipe::run_compute_on(device, queue, &compute, args.runs)
+                .map_err(|e| format!("{} through wgpu: {e}", compute.name))?
+                .median_ms();
+            report(&format!("{}/wgpu", compute.name), ms, reference);
+        }
     }
     Ok(())
+}
+
+/// A wgpu device on rastra with every feature its adapter advertises.
+fn rastra_wgpu_device() -> Result<(wgpu::Device, wgpu::Queue), String> {
+    let instance = rastra_wgpu::instance();
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default()))
+        .map_err(|e| format!("rastra's wgpu adapter: {e}"))?;
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("rastra bench"),
+        required_features: adapter.features(),
+        ..Default::default()
+    }))
+    .map_err(|e| format!("a wgpu device on rastra: {e}"))
 }
 
 /// Prints one workload's line.

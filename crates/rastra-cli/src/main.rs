@@ -63,6 +63,10 @@ pub struct BenchArgs {
     /// Run only workloads whose name contains this.
     #[arg(long)]
     only: Option<String>,
+    /// Run rastra's side as wgpu programs too (through `rastra_wgpu::instance()`, the same
+    /// wgpu code lavapipe runs), reported as a second line per workload.
+    #[arg(long)]
+    wgpu: bool,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {

@@ -140,3 +140,38 @@ fn bad_arguments_are_refused() {
         assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     }
 }
+
+#[test]
+fn bench_reports_each_workload_natively_and_through_wgpu() {
+    let out = rastra(&[
+        "bench",
+        "--size",
+        "64x36",
+        "--runs",
+        "1",
+        "--no-lavapipe",
+        "--only",
+        "small_triangles",
+        "--wgpu",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no `{name}` line in:\n{stdout}"))
+            .to_string()
+    };
+    for name in ["small_triangles", "small_triangles/wgpu"] {
+        let l = line(name);
+        assert!(
+            l.contains("rastra_ms=") && l.contains("lavapipe_ms=n/a"),
+            "{l}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ use std::time::Instant;
 use rastra::BufferUsages;
 use rastra_scene::compute::ComputeRecipe;
 
-use crate::LavapipeComputed;
+use crate::WgpuComputed;
 use crate::convert;
 
 /// Runs `recipe` `runs` times (at least once); see [`crate::Lavapipe::run_compute`].
@@ -30,7 +30,7 @@ pub fn run(
     queue: &wgpu::Queue,
     recipe: &ComputeRecipe,
     runs: usize,
-) -> Result<LavapipeComputed, String> {
+) -> Result<WgpuComputed, String> {
     check_indices(recipe)?;
 
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -56,7 +56,7 @@ pub fn run(
     }
 
     let outputs = read_back(device, queue, recipe, &resources.buffers)?;
-    Ok(LavapipeComputed { outputs, times_ms })
+    Ok(WgpuComputed { outputs, times_ms })
 }
 
 /// Every buffer index the recipe names must exist (wgpu would not see these; indexing

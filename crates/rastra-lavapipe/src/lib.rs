@@ -32,9 +32,10 @@ pub struct Lavapipe {
     queue: wgpu::Queue,
 }
 
-/// An image rendered on lavapipe and the times of its submissions.
+/// An image rendered through wgpu (on lavapipe, or on any wgpu device with [`render_on`])
+/// and the times of its submissions.
 #[derive(Clone, Debug)]
-pub struct LavapipeRendered {
+pub struct WgpuRendered {
     /// The colour target after the last run: tightly packed rows in the frame's
     /// `color_format`, multisampled targets resolved.
     pub pixels: Vec<u8>,
@@ -43,16 +44,17 @@ pub struct LavapipeRendered {
     pub times_ms: Vec<f64>,
 }
 
-impl LavapipeRendered {
+impl WgpuRendered {
     /// Median of the timed submissions.
     pub fn median_ms(&self) -> f64 {
         rastra_scene::median(&self.times_ms)
     }
 }
 
-/// The output buffers of a compute job run on lavapipe and the times of its submissions.
+/// The output buffers of a compute job run through wgpu (on lavapipe, or on any wgpu device
+/// with [`run_compute_on`]) and the times of its submissions.
 #[derive(Clone, Debug)]
-pub struct LavapipeComputed {
+pub struct WgpuComputed {
     /// Contents of the recipe's `outputs` after the last run, in order, each as long as
     /// the buffer's initial contents.
     pub outputs: Vec<Vec<u8>>,
@@ -61,7 +63,7 @@ pub struct LavapipeComputed {
     pub times_ms: Vec<f64>,
 }
 
-impl LavapipeComputed {
+impl WgpuComputed {
     /// Median of the timed submissions.
     pub fn median_ms(&self) -> f64 {
         rastra_scene::median(&self.times_ms)
@@ -153,12 +155,8 @@ impl Lavapipe {
     /// Renders `frame` `runs` times (at least once), timing each submission from
     /// `queue.submit` to its completion; resource and pipeline creation and the readback are
     /// not timed. Returns the last image and the times.
-    pub fn render(
-        &self,
-        frame: &rastra_scene::Frame,
-        runs: usize,
-    ) -> Result<LavapipeRendered, String> {
-        render::render(&self.device, &self.queue, frame, runs)
+    pub fn render(&self, frame: &rastra_scene::Frame, runs: usize) -> Result<WgpuRendered, String> {
+        render_on(&self.device, &self.queue, frame, runs)
             .map_err(|e| format!("lavapipe, frame {:?}: {e}", frame.name))
     }
 
@@ -176,8 +174,31 @@ impl Lavapipe {
         &self,
         recipe: &rastra_scene::compute::ComputeRecipe,
         runs: usize,
-    ) -> Result<LavapipeComputed, String> {
-        compute::run(&self.device, &self.queue, recipe, runs)
+    ) -> Result<WgpuComputed, String> {
+        run_compute_on(&self.device, &self.queue, recipe, runs)
             .map_err(|e| format!("lavapipe, compute job {:?}: {e}", recipe.name))
     }
+}
+
+/// Renders `frame` as a wgpu program on any wgpu device (what [`Lavapipe::render`] does on
+/// lavapipe) — e.g. on rastra through `rastra_wgpu`, to measure rastra as wgpu programs
+/// see it.
+pub fn render_on(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    frame: &rastra_scene::Frame,
+    runs: usize,
+) -> Result<WgpuRendered, String> {
+    render::render(device, queue, frame, runs)
+}
+
+/// Runs a compute job as a wgpu program on any wgpu device (what [`Lavapipe::run_compute`]
+/// does on lavapipe).
+pub fn run_compute_on(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    recipe: &rastra_scene::compute::ComputeRecipe,
+    runs: usize,
+) -> Result<WgpuComputed, String> {
+    compute::run(device, queue, recipe, runs)
 }

@@ -12,7 +12,7 @@ use rastra::IndexFormat;
 use rastra_scene::{DrawKind, Frame, Resource, TextureData};
 use wgpu::util::DeviceExt;
 
-use crate::LavapipeRendered;
+use crate::WgpuRendered;
 use crate::convert;
 
 /// Which wgpu pipeline a draw needs: its recipe, and for indexed strips the index format
@@ -25,7 +25,7 @@ pub fn render(
     queue: &wgpu::Queue,
     frame: &Frame,
     runs: usize,
-) -> Result<LavapipeRendered, String> {
+) -> Result<WgpuRendered, String> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let resources = Resources::new(device, queue, frame);
     if let Some(e) = pollster::block_on(scope.pop()) {
@@ -48,7 +48,7 @@ pub fn render(
     }
 
     let pixels = read_back(device, queue, frame, &resources.resolved)?;
-    Ok(LavapipeRendered { pixels, times_ms })
+    Ok(WgpuRendered { pixels, times_ms })
 }
 
 /// Everything a frame's render pass uses, created once for all runs.
