@@ -121,6 +121,8 @@ pub struct RastraBindGroup {
     pub(crate) inner: Option<rastra::BindGroup>,
     /// Entries taking dynamic offsets, in offset order.
     pub(crate) dynamic: Vec<u32>,
+    /// The layout the group was created with (draws check it against the pipeline's).
+    pub(crate) layout: Option<Arc<LayoutData>>,
     /// Buffers and textures a submission using the group must find usable.
     pub(crate) uses: Uses,
 }
@@ -148,7 +150,11 @@ impl RastraBindGroup {
         RastraBindGroup {
             label: label.to_string(),
             inner: device.check("Device::create_bind_group", label, result),
-            dynamic: layout.map(|l| l.dynamic_bindings()).unwrap_or_default(),
+            dynamic: layout
+                .as_ref()
+                .map(|l| l.dynamic_bindings())
+                .unwrap_or_default(),
+            layout,
             uses,
         }
     }

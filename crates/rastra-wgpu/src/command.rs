@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use wgpu::custom::*;
 
-use crate::binding::RastraBindGroup;
+use crate::binding::{LayoutData, RastraBindGroup};
 use crate::convert;
 use crate::device::{DeviceShared, lock};
 use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
@@ -361,6 +361,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
             uses: Uses::default(),
             error,
             debug_depth: 0,
+            layouts: LayoutCheck::default(),
         })
     }
 
@@ -443,6 +444,7 @@ impl CommandEncoderInterface for RastraCommandEncoder {
             uses,
             error,
             debug_depth: 0,
+            layouts: LayoutCheck::default(),
         })
     }
 
@@ -739,12 +741,52 @@ impl RastraCommandBuffer {
 
 impl CommandBufferInterface for RastraCommandBuffer {}
 
+/// The bind group layouts WebGPU compares at every draw and dispatch: group by group, the
+/// layout a bound group was created with must match the current pipeline's layout.
+#[derive(Default)]
+struct LayoutCheck {
+    pipeline: Vec<Option<Arc<LayoutData>>>,
+    groups: Vec<Option<Arc<LayoutData>>>,
+}
+
+impl LayoutCheck {
+    fn set_pipeline(&mut self, layouts: &[Option<Arc<LayoutData>>]) {
+        self.pipeline = layouts.to_vec();
+    }
+
+    fn set_group(&mut self, index: u32, layout: Option<Arc<LayoutData>>) {
+        let i = index as usize;
+        if self.groups.len() <= i {
+            self.groups.resize(i + 1, None);
+        }
+        self.groups[i] = layout;
+    }
+
+    /// Why the bound groups do not fit the pipeline, if they do not. Groups not set are
+    /// left to rastra, which reports the ones the shaders use.
+    fn check(&self, call: &str) -> Result<(), String> {
+        for (i, want) in self.pipeline.iter().enumerate() {
+            if let (Some(want), Some(Some(have))) = (want, self.groups.get(i))
+                && !Arc::ptr_eq(want, have)
+                && **want != **have
+            {
+                return Err(format!(
+                    "{call}: the bind group at index {i} was created with a layout that does \
+                     not match the pipeline's layout for group {i}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// State shared by render passes and render bundle encoders: resolving wgpu objects into
 /// recorded commands.
 struct CmdSink<'a> {
     cmds: &'a mut Vec<PassCmd>,
     uses: &'a mut Uses,
     error: &'a mut Option<String>,
+    layouts: &'a mut LayoutCheck,
 }
 
 impl CmdSink<'_> {
@@ -753,17 +795,31 @@ impl CmdSink<'_> {
             return;
         }
         match cmd {
+            Ok(PassCmd::ResetState) => {
+                *self.layouts = LayoutCheck::default();
+                self.cmds.push(PassCmd::ResetState);
+            }
             Ok(c) => self.cmds.push(c),
             Err(e) => *self.error = Some(e),
         }
     }
 
+    /// Records a draw after checking the bound groups' layouts against the pipeline's.
+    fn draw(&mut self, call: &str, cmd: PassCmd) {
+        let checked = self.layouts.check(call).map(|()| cmd);
+        self.push(checked);
+    }
+
     fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
         let p = pipeline
             .as_custom::<RastraRenderPipeline>()
-            .and_then(|p| p.inner.clone())
+            .and_then(|p| Some((p.inner.clone()?, &p.layouts)))
             .ok_or_else(|| "set_pipeline: the render pipeline is invalid".to_string());
-        self.push(p.map(PassCmd::SetPipeline));
+        let p = p.map(|(inner, layouts)| {
+            self.layouts.set_pipeline(layouts);
+            PassCmd::SetPipeline(inner)
+        });
+        self.push(p);
     }
 
     fn set_bind_group(
@@ -776,6 +832,9 @@ impl CmdSink<'_> {
             // An unset group is simply not bound; draws that need it fail their checks.
             return;
         };
+        if let Some(g) = group.as_custom::<RastraBindGroup>() {
+            self.layouts.set_group(index, g.layout.clone());
+        }
         let g = resolve_bind_group(group, offsets, self.uses);
         self.push(g.map(|g| PassCmd::SetBindGroup(index, g)));
     }
@@ -830,7 +889,7 @@ impl CmdSink<'_> {
                 self.uses.buffer(&rb.0);
                 for k in 0..count as u64 {
                     let cmd = PassCmd::DrawIndirect(b.clone(), offset + k * stride, indexed);
-                    self.push(Ok(cmd));
+                    self.draw(call, cmd);
                 }
             }
             Err(e) => self.push(Err(format!("{call}: {e}"))),
@@ -915,12 +974,14 @@ macro_rules! recording_methods {
         }
 
         fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
-            self.sink().push(Ok(PassCmd::Draw(vertices, instances)));
+            self.sink().draw("draw", PassCmd::Draw(vertices, instances));
         }
 
         fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
-            self.sink()
-                .push(Ok(PassCmd::DrawIndexed(indices, base_vertex, instances)));
+            self.sink().draw(
+                "draw_indexed",
+                PassCmd::DrawIndexed(indices, base_vertex, instances),
+            );
         }
 
         fn draw_indirect(&mut self, buffer: &DispatchBuffer, offset: wgpu::BufferAddress) {
@@ -943,6 +1004,7 @@ pub struct RastraRenderPass {
     uses: Uses,
     error: Option<String>,
     debug_depth: u32,
+    layouts: LayoutCheck,
 }
 
 impl fmt::Debug for RastraRenderPass {
@@ -958,6 +1020,7 @@ impl RastraRenderPass {
             cmds: &mut pass.cmds,
             uses: &mut self.uses,
             error: &mut self.error,
+            layouts: &mut self.layouts,
         }
     }
 
@@ -1123,17 +1186,16 @@ impl RenderPassInterface for RastraRenderPass {
             };
             match &bundle.cmds {
                 Ok(cmds) => {
-                    let pass = self.pass.as_mut().expect("the pass records until dropped");
-                    pass.cmds.push(PassCmd::ResetState);
-                    pass.cmds.extend(cmds.iter().cloned());
+                    // The bundle's draws were checked when it was recorded.
+                    let mut sink = self.sink();
+                    sink.push(Ok(PassCmd::ResetState));
+                    sink.cmds.extend(cmds.iter().cloned());
                     self.uses.extend(&bundle.uses);
                 }
                 Err(e) => self.unsupported(&format!("execute_bundles: the bundle is invalid: {e}")),
             }
         }
-        if let Some(pass) = self.pass.as_mut() {
-            pass.cmds.push(PassCmd::ResetState);
-        }
+        self.sink().push(Ok(PassCmd::ResetState));
     }
 }
 
@@ -1145,6 +1207,7 @@ pub struct RastraComputePass {
     uses: Uses,
     error: Option<String>,
     debug_depth: u32,
+    layouts: LayoutCheck,
 }
 
 impl fmt::Debug for RastraComputePass {
@@ -1189,9 +1252,13 @@ impl ComputePassInterface for RastraComputePass {
     fn set_pipeline(&mut self, pipeline: &DispatchComputePipeline) {
         let p = pipeline
             .as_custom::<RastraComputePipeline>()
-            .and_then(|p| p.inner.clone())
+            .and_then(|p| Some((p.inner.clone()?, &p.layouts)))
             .ok_or_else(|| "set_pipeline: the compute pipeline is invalid".to_string());
-        self.push(p.map(ComputeCmd::SetPipeline));
+        let p = p.map(|(inner, layouts)| {
+            self.layouts.set_pipeline(layouts);
+            ComputeCmd::SetPipeline(inner)
+        });
+        self.push(p);
     }
 
     fn set_bind_group(
@@ -1203,6 +1270,9 @@ impl ComputePassInterface for RastraComputePass {
         let Some(group) = bind_group else {
             return;
         };
+        if let Some(g) = group.as_custom::<RastraBindGroup>() {
+            self.layouts.set_group(index, g.layout.clone());
+        }
         let g = resolve_bind_group(group, offsets, &mut self.uses);
         self.push(g.map(|g| ComputeCmd::SetBindGroup(index, g)));
     }
@@ -1244,7 +1314,8 @@ impl ComputePassInterface for RastraComputePass {
     }
 
     fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
-        self.push(Ok(ComputeCmd::Dispatch([x, y, z])));
+        let cmd = self.layouts.check("dispatch_workgroups");
+        self.push(cmd.map(|()| ComputeCmd::Dispatch([x, y, z])));
     }
 
     fn dispatch_workgroups_indirect(
@@ -1252,11 +1323,16 @@ impl ComputePassInterface for RastraComputePass {
         indirect_buffer: &DispatchBuffer,
         indirect_offset: wgpu::BufferAddress,
     ) {
-        let cmd = buffer_of(indirect_buffer).map(|(rb, b)| {
-            self.uses.buffer(&rb.0);
-            ComputeCmd::DispatchIndirect(b, indirect_offset)
+        const CALL: &str = "dispatch_workgroups_indirect";
+        let cmd = self.layouts.check(CALL).and_then(|()| {
+            buffer_of(indirect_buffer)
+                .map(|(rb, b)| {
+                    self.uses.buffer(&rb.0);
+                    ComputeCmd::DispatchIndirect(b, indirect_offset)
+                })
+                .map_err(|e| format!("{CALL}: {e}"))
         });
-        self.push(cmd.map_err(|e| format!("dispatch_workgroups_indirect: {e}")));
+        self.push(cmd);
     }
 
     fn transition_resources<'a>(
@@ -1276,6 +1352,7 @@ pub struct RastraRenderBundleEncoder {
     cmds: Vec<PassCmd>,
     uses: Uses,
     error: Option<String>,
+    layouts: LayoutCheck,
 }
 
 impl fmt::Debug for RastraRenderBundleEncoder {
@@ -1296,6 +1373,7 @@ impl RastraRenderBundleEncoder {
             cmds: Vec::new(),
             uses: Uses::default(),
             error,
+            layouts: LayoutCheck::default(),
         }
     }
 
@@ -1304,6 +1382,7 @@ impl RastraRenderBundleEncoder {
             cmds: &mut self.cmds,
             uses: &mut self.uses,
             error: &mut self.error,
+            layouts: &mut self.layouts,
         }
     }
 

@@ -233,7 +233,7 @@ fn group_layout(
 pub struct RastraRenderPipeline {
     device: Option<Arc<DeviceShared>>,
     pub(crate) inner: Option<rastra::RenderPipeline>,
-    layouts: Vec<Option<Arc<LayoutData>>>,
+    pub(crate) layouts: Vec<Option<Arc<LayoutData>>>,
 }
 
 impl RastraRenderPipeline {
@@ -401,7 +401,7 @@ impl RenderPipelineInterface for RastraRenderPipeline {
 pub struct RastraComputePipeline {
     device: Arc<DeviceShared>,
     pub(crate) inner: Option<rastra::ComputePipeline>,
-    layouts: Vec<Option<Arc<LayoutData>>>,
+    pub(crate) layouts: Vec<Option<Arc<LayoutData>>>,
 }
 
 impl RastraComputePipeline {

@@ -576,3 +576,89 @@ fn destroyed_textures_are_refused_at_submission() {
         );
     }
 }
+
+#[test]
+fn bind_group_layouts_must_match_the_pipeline_layout() {
+    let (device, _queue) = rastra_device();
+    let uniform = |binding| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: None,
+            entries,
+        })
+    };
+    let one = layout(&[uniform(0)]);
+    let same = layout(&[uniform(0)]);
+    let two = layout(&[uniform(0), uniform(1)]);
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 16,
+        usage: wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(0) @binding(0) var<uniform> u: vec4<f32>;
+             @compute @workgroup_size(1) fn main() { _ = u; }"
+                .into(),
+        ),
+    });
+    let pipeline = |l: &wgpu::BindGroupLayout| {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: Some(
+                &device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: None,
+                    bind_group_layouts: &[Some(l)],
+                    immediate_size: 0,
+                }),
+            ),
+            module: &module,
+            entry_point: None,
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    };
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &one,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buffer.as_entire_binding(),
+        }],
+    });
+    let dispatch = |p: &wgpu::ComputePipeline| {
+        validation_error(&device, || {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(p);
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            encoder.finish()
+        })
+        .1
+    };
+    // A layout with the same entries is compatible; one with other entries is not, even
+    // though the shader only uses what the group has.
+    assert!(dispatch(&pipeline(&one)).is_none());
+    assert!(dispatch(&pipeline(&same)).is_none());
+    let error = dispatch(&pipeline(&two))
+        .expect("incompatible layouts")
+        .to_string();
+    assert!(
+        error.contains("does not match the pipeline's layout"),
+        "{error}"
+    );
+}
