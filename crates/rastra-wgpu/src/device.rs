@@ -554,11 +554,11 @@ impl QueueInterface for RastraQueue {
     }
 
     fn present(&self, detail: &DispatchSurfaceOutputDetail) {
-        let _ = detail;
-        self.0.report(
-            "Queue::present",
-            "",
-            rastra::Error::Unsupported("presenting to a surface".into()),
-        );
+        let Some(output) = detail.as_custom::<crate::surface::RastraSurfaceOutput>() else {
+            return;
+        };
+        if let Err(e) = output.present(&self.0) {
+            self.0.report("Queue::present", "", e);
+        }
     }
 }
