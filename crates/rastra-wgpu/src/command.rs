@@ -42,6 +42,8 @@ enum PassCmd {
     EndOcclusionQuery,
     /// WebGPU's state reset around render bundles.
     ResetState,
+    BeginStatistics(rastra::QuerySet, u32),
+    EndStatistics,
 }
 
 /// One recorded compute-pass command.
@@ -51,6 +53,8 @@ enum ComputeCmd {
     SetBindGroup(u32, rastra::BindGroup),
     Dispatch([u32; 3]),
     DispatchIndirect(rastra::Buffer, u64),
+    BeginStatistics(rastra::QuerySet, u32),
+    EndStatistics,
 }
 
 struct ColorAttachment {
@@ -653,6 +657,10 @@ fn replay(device: &DeviceShared, ops: Vec<Op>) -> Result<rastra::CommandBuffer, 
                         ComputeCmd::DispatchIndirect(b, o) => {
                             pass.dispatch_workgroups_indirect(&b, o)
                         }
+                        ComputeCmd::BeginStatistics(set, index) => {
+                            pass.begin_pipeline_statistics_query(&set, index)
+                        }
+                        ComputeCmd::EndStatistics => pass.end_pipeline_statistics_query(),
                     }
                 }
                 pass.end();
@@ -706,6 +714,10 @@ fn replay_render(enc: &mut rastra::CommandEncoder, r: RenderPassRecord) {
             PassCmd::BeginOcclusionQuery(index) => pass.begin_occlusion_query(index),
             PassCmd::EndOcclusionQuery => pass.end_occlusion_query(),
             PassCmd::ResetState => pass.reset_state(),
+            PassCmd::BeginStatistics(set, index) => {
+                pass.begin_pipeline_statistics_query(&set, index)
+            }
+            PassCmd::EndStatistics => pass.end_pipeline_statistics_query(),
         }
     }
     pass.end();

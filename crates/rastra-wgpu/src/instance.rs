@@ -104,6 +104,7 @@ pub(crate) fn features() -> wgpu::Features {
         | wgpu::Features::FLOAT32_FILTERABLE
         | wgpu::Features::TEXTURE_FORMAT_16BIT_NORM
         | wgpu::Features::INDIRECT_FIRST_INSTANCE
+        | wgpu::Features::PIPELINE_STATISTICS_QUERY
 }
 
 /// The limits rastra advertises: WebGPU's defaults (every wgpu program asks for them).

@@ -627,7 +627,7 @@ impl RastraSampler {
 
 impl SamplerInterface for RastraSampler {}
 
-/// A wgpu query set on rastra: occlusion queries (the only type rastra advertises).
+/// A wgpu query set on rastra: occlusion or pipeline-statistics queries.
 #[derive(Debug)]
 pub struct RastraQuerySet {
     pub(crate) label: String,
@@ -648,6 +648,36 @@ impl RastraQuerySet {
                     count: desc.count,
                 }),
             ),
+            wgpu::QueryType::PipelineStatistics(types)
+                if device
+                    .features
+                    .contains(wgpu::Features::PIPELINE_STATISTICS_QUERY) =>
+            {
+                use rastra::PipelineStatistics as R;
+                use wgpu::PipelineStatisticsTypes as W;
+                let ty = [
+                    (W::VERTEX_SHADER_INVOCATIONS, R::VERTEX_SHADER_INVOCATIONS),
+                    (W::CLIPPER_INVOCATIONS, R::CLIPPER_INVOCATIONS),
+                    (W::CLIPPER_PRIMITIVES_OUT, R::CLIPPER_PRIMITIVES_OUT),
+                    (
+                        W::FRAGMENT_SHADER_INVOCATIONS,
+                        R::FRAGMENT_SHADER_INVOCATIONS,
+                    ),
+                    (W::COMPUTE_SHADER_INVOCATIONS, R::COMPUTE_SHADER_INVOCATIONS),
+                ]
+                .into_iter()
+                .filter(|(w, _)| types.contains(*w))
+                .fold(R::default(), |acc, (_, r)| acc | r);
+                device.check(
+                    "Device::create_query_set",
+                    label,
+                    device.device.create_query_set(&rastra::QuerySetDescriptor {
+                        label: desc.label,
+                        ty: rastra::QueryType::PipelineStatistics(ty),
+                        count: desc.count,
+                    }),
+                )
+            }
             ty => {
                 device.invalid(
                     "Device::create_query_set",

@@ -20,9 +20,9 @@ fn the_adapter_advertises_only_what_rastra_does() {
     let features = adapter.features();
     assert!(features.contains(wgpu::Features::TEXTURE_COMPRESSION_BC));
     assert!(features.contains(wgpu::Features::INDIRECT_FIRST_INSTANCE));
+    assert!(features.contains(wgpu::Features::PIPELINE_STATISTICS_QUERY));
     for missing in [
         wgpu::Features::TIMESTAMP_QUERY,
-        wgpu::Features::PIPELINE_STATISTICS_QUERY,
         wgpu::Features::IMMEDIATES,
         wgpu::Features::CLEAR_TEXTURE,
     ] {
@@ -661,4 +661,117 @@ fn bind_group_layouts_must_match_the_pipeline_layout() {
         error.contains("does not match the pipeline's layout"),
         "{error}"
     );
+}
+
+#[test]
+fn pipeline_statistics_queries_sum_the_work_between_begin_and_end() {
+    let (device, queue) = rastra_device();
+    let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: None,
+        ty: wgpu::QueryType::PipelineStatistics(wgpu::PipelineStatisticsTypes::all()),
+        count: 2,
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            r#"
+            @vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+                // Two triangles covering the left half of the target.
+                let p = array(vec2(-1.0, -1.0), vec2(0.0, -1.0), vec2(0.0, 1.0),
+                              vec2(-1.0, -1.0), vec2(0.0, 1.0), vec2(-1.0, 1.0));
+                return vec4(p[i], 0.5, 1.0);
+            }
+            @fragment fn fs() -> @location(0) vec4<f32> { return vec4(1.0); }
+            @group(0) @binding(0) var<storage, read_write> out: array<u32>;
+            @compute @workgroup_size(64) fn cs(@builtin(global_invocation_id) id: vec3<u32>) {
+                out[id.x] = id.x;
+            }
+            "#
+            .into(),
+        ),
+    });
+    let render = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: None,
+        layout: None,
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::TextureFormat::Rgba8Unorm.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let compute = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("cs"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let out = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 4 * 128,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &compute.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: out.as_entire_binding(),
+        }],
+    });
+    let target = common::render_target(&device, 16, 16, wgpu::TextureFormat::Rgba8Unorm, 1);
+    let view = target.create_view(&Default::default());
+    let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 2 * 5 * 8,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: Default::default(),
+            })],
+            ..Default::default()
+        });
+        pass.set_pipeline(&render);
+        pass.begin_pipeline_statistics_query(&set, 0);
+        pass.draw(0..6, 0..2);
+        pass.end_pipeline_statistics_query();
+        pass.draw(0..6, 0..1); // outside the query
+    }
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&compute);
+        pass.set_bind_group(0, &group, &[]);
+        pass.begin_pipeline_statistics_query(&set, 1);
+        pass.dispatch_workgroups(2, 1, 1);
+        pass.end_pipeline_statistics_query();
+    }
+    encoder.resolve_query_set(&set, 0..2, &resolved, 0);
+    queue.submit([encoder.finish()]);
+    let bytes = common::read_buffer(&device, &queue, &resolved);
+    let values: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
+    // Per query, in bit order: vertex invocations, clipper in, clipper out, fragment
+    // invocations, compute invocations. Two instances of two triangles over 8×16 pixels.
+    assert_eq!(&values[..5], &[12, 4, 4, 256, 0]);
+    assert_eq!(&values[5..], &[0, 0, 0, 0, 128]);
 }

@@ -11,7 +11,7 @@ use rastra_shader::Program;
 use crate::binding::BindGroup;
 use crate::error::{Error, validation};
 use crate::pipeline::{MAX_BIND_GROUPS, RenderPipeline};
-use crate::query::QuerySet;
+use crate::query::{QuerySet, QueryType};
 use crate::resource::{Buffer, BufferUsages, TextureUsages};
 use crate::texture::{
     CopyDirection, Extent3d, TexelCopyBufferLayout, TexelCopyTextureInfo, Texture, TextureView,
@@ -127,6 +127,12 @@ pub(crate) enum Command {
         index: u32,
     },
     EndOcclusionQuery,
+    /// Begins a pipeline-statistics query (render or compute pass).
+    BeginPipelineStatistics {
+        set: QuerySet,
+        index: u32,
+    },
+    EndPipelineStatistics,
     EndRenderPass,
     ResolveQuerySet {
         set: QuerySet,
@@ -226,6 +232,15 @@ impl CommandEncoder {
                     ..PassState::default()
                 };
                 pass.encoder.commands.push(cmd);
+                if desc
+                    .occlusion_query_set
+                    .is_some_and(|q| q.ty() != QueryType::Occlusion)
+                {
+                    pass.encoder.fail(Error::Validation(
+                        "the render pass's occlusion query set is not of occlusion queries".into(),
+                    ));
+                    pass.state.invalid = true;
+                }
             }
             Err(e) => {
                 pass.encoder.fail(e);
@@ -254,7 +269,7 @@ impl CommandEncoder {
             if !destination.usage().contains(BufferUsages::QUERY_RESOLVE) {
                 return validation("the query resolve destination lacks QUERY_RESOLVE usage");
             }
-            let bytes = 8 * queries.len() as u64;
+            let bytes = set.result_size() * queries.len() as u64;
             if !offset.is_multiple_of(256)
                 || offset
                     .checked_add(bytes)
@@ -667,6 +682,8 @@ struct PassState {
     active_query: Option<u32>,
     /// Queries this pass has begun (each may be begun once per pass).
     used_queries: Vec<u32>,
+    /// The pipeline-statistics query between begin and end, if any.
+    active_statistics: Option<u32>,
 }
 
 /// Records the state changes and draws of one render pass.
@@ -984,6 +1001,20 @@ impl RenderPass<'_> {
         });
     }
 
+    /// Starts summing the pipeline statistics of the following draws into query `index`
+    /// of `set` (a pipeline-statistics query set).
+    pub fn begin_pipeline_statistics_query(&mut self, set: &QuerySet, index: u32) {
+        self.record(|s| {
+            let cmd = begin_statistics(set, index, &mut s.active_statistics)?;
+            Ok(Some(cmd))
+        });
+    }
+
+    /// Stops the active pipeline-statistics query and stores its sums.
+    pub fn end_pipeline_statistics_query(&mut self) {
+        self.record(|s| Ok(Some(end_statistics(&mut s.active_statistics)?)));
+    }
+
     /// Ends the pass (also happens when the pass is dropped).
     pub fn end(mut self) {
         self.finish_pass();
@@ -994,6 +1025,13 @@ impl RenderPass<'_> {
             self.record(|_| {
                 validation(format!(
                     "the pass ended while occlusion query {index} was active"
+                ))
+            });
+        }
+        if let Some(index) = self.state.active_statistics.take() {
+            self.record(|_| {
+                validation(format!(
+                    "the pass ended while pipeline-statistics query {index} was active"
                 ))
             });
         }
@@ -1009,6 +1047,42 @@ impl RenderPass<'_> {
 impl Drop for RenderPass<'_> {
     fn drop(&mut self) {
         self.finish_pass();
+    }
+}
+
+/// The command beginning pipeline-statistics query `index` of `set`, checking that it may
+/// begin (`active`: the pass's active statistics query, set on success).
+pub(crate) fn begin_statistics(
+    set: &QuerySet,
+    index: u32,
+    active: &mut Option<u32>,
+) -> Result<Command, Error> {
+    if !matches!(set.ty(), QueryType::PipelineStatistics(_)) {
+        return validation("begin_pipeline_statistics_query with a set of another query type");
+    }
+    if index >= set.count() {
+        return validation(format!(
+            "pipeline-statistics query {index} is outside the {}-query set",
+            set.count()
+        ));
+    }
+    if let Some(a) = active {
+        return validation(format!(
+            "begin_pipeline_statistics_query({index}) while query {a} is active"
+        ));
+    }
+    *active = Some(index);
+    Ok(Command::BeginPipelineStatistics {
+        set: set.clone(),
+        index,
+    })
+}
+
+/// The command ending the active pipeline-statistics query, if one is active.
+pub(crate) fn end_statistics(active: &mut Option<u32>) -> Result<Command, Error> {
+    match active.take() {
+        Some(_) => Ok(Command::EndPipelineStatistics),
+        None => validation("end_pipeline_statistics_query without an active query"),
     }
 }
 

@@ -9,9 +9,10 @@ use rastra_shader::{Program, Stage};
 
 use crate::binding::BindGroup;
 use crate::binding_check::validate_bindings;
-use crate::command::{Command, CommandEncoder};
+use crate::command::{Command, CommandEncoder, begin_statistics, end_statistics};
 use crate::error::{Error, validation};
 use crate::pipeline::MAX_BIND_GROUPS;
+use crate::query::QuerySet;
 use crate::resource::{Buffer, BufferUsages};
 use crate::shader::ShaderModule;
 
@@ -77,6 +78,8 @@ pub struct ComputePass<'e> {
     encoder: &'e mut CommandEncoder,
     pipeline: Option<ComputePipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+    /// The pipeline-statistics query between begin and end, if any.
+    active_statistics: Option<u32>,
     invalid: bool,
     ended: bool,
 }
@@ -91,6 +94,7 @@ impl CommandEncoder {
             encoder: self,
             pipeline: None,
             bind_groups: Default::default(),
+            active_statistics: None,
             invalid: false,
             ended: false,
         }
@@ -179,7 +183,25 @@ impl ComputePass<'_> {
         self.finish_pass();
     }
 
+    /// Starts summing the pipeline statistics of the following dispatches into query
+    /// `index` of `set` (a pipeline-statistics query set).
+    pub fn begin_pipeline_statistics_query(&mut self, set: &QuerySet, index: u32) {
+        self.record(|s| begin_statistics(set, index, &mut s.active_statistics));
+    }
+
+    /// Stops the active pipeline-statistics query and stores its sums.
+    pub fn end_pipeline_statistics_query(&mut self) {
+        self.record(|s| end_statistics(&mut s.active_statistics));
+    }
+
     fn finish_pass(&mut self) {
+        if let Some(index) = self.active_statistics.take() {
+            self.record(|_| {
+                validation(format!(
+                    "the pass ended while pipeline-statistics query {index} was active"
+                ))
+            });
+        }
         if !self.ended {
             self.ended = true;
             self.encoder.commands.push(Command::EndComputePass);

@@ -54,7 +54,7 @@ pub use compute::{
 };
 
 mod query;
-pub use query::{MAX_QUERIES_PER_SET, QuerySet, QuerySetDescriptor, QueryType};
+pub use query::{MAX_QUERIES_PER_SET, PipelineStatistics, QuerySet, QuerySetDescriptor, QueryType};
 
 mod processor;
 

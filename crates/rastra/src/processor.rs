@@ -70,6 +70,23 @@ struct Pass<'g> {
     blend_constant: Color,
     /// The active occlusion query: its set, index and the samples counted so far.
     query: Option<(QuerySet, u32, u64)>,
+    /// The active pipeline-statistics query: its set, index and the sums so far.
+    statistics: Option<Statistics>,
+}
+
+/// An active pipeline-statistics query and the counters of the work since it began.
+struct Statistics {
+    set: QuerySet,
+    index: u32,
+    sum: Counters,
+}
+
+impl Statistics {
+    fn end(self) {
+        if let crate::query::QueryType::PipelineStatistics(types) = self.set.ty() {
+            self.set.write(self.index, &types.values(&self.sum));
+        }
+    }
 }
 
 /// Executes `commands`; returns the reason when the device is lost.
@@ -177,6 +194,7 @@ pub(crate) fn execute(
                     },
                     blend_constant: Color::TRANSPARENT,
                     query: None,
+                    statistics: None,
                 });
             }
             Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
@@ -197,6 +215,7 @@ pub(crate) fn execute(
                     dispatches: 0,
                     pipeline: None,
                     bind_groups: Default::default(),
+                    statistics: None,
                 });
             }
             Command::SetComputePipeline(p) => compute_mut(&mut compute).pipeline = Some(p.clone()),
@@ -258,6 +277,9 @@ pub(crate) fn execute(
                     &mut counters,
                 )?;
                 p.count_passed(&out);
+                if let Some(q) = &mut p.statistics {
+                    q.sum.accumulate(&counters);
+                }
                 let what = match range {
                     rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
                     rastra_pipeline::DrawRange::Indexed { count, .. } => {
@@ -297,6 +319,9 @@ pub(crate) fn execute(
                     }
                     _ => " skipped: its arguments read past the bound buffers",
                 };
+                if let Some(q) = &mut p.statistics {
+                    q.sum.accumulate(&counters);
+                }
                 stats.draws.push(DrawStats {
                     label: format!("{} draw {}: {what}{skipped}", p.label, p.draws),
                     counters,
@@ -311,7 +336,7 @@ pub(crate) fn execute(
                     .query
                     .take()
                     .expect("the encoder pairs begin and end");
-                set.write(index, passed);
+                set.write(index, &[passed]);
             }
             Command::ResolveQuerySet {
                 set,
@@ -320,6 +345,24 @@ pub(crate) fn execute(
                 buffer,
                 offset,
             } => buffer.write_bytes(*offset, &set.read_bytes(*first, *count)),
+            Command::BeginPipelineStatistics { set, index } => {
+                let q = Statistics {
+                    set: set.clone(),
+                    index: *index,
+                    sum: Counters::default(),
+                };
+                match compute.as_mut() {
+                    Some(c) => c.statistics = Some(q),
+                    None => pass_mut(&mut pass).statistics = Some(q),
+                }
+            }
+            Command::EndPipelineStatistics => {
+                let q = match compute.as_mut() {
+                    Some(c) => c.statistics.take(),
+                    None => pass_mut(&mut pass).statistics.take(),
+                };
+                q.expect("the encoder pairs begin and end").end();
+            }
             Command::EndRenderPass => {
                 let p = pass.take().expect("encoder pairs begin and end");
                 end_pass(commands, i, p, stats);
@@ -398,6 +441,7 @@ struct ComputeState {
     dispatches: usize,
     pipeline: Option<ComputePipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+    statistics: Option<Statistics>,
 }
 
 fn compute_mut(compute: &mut Option<ComputeState>) -> &mut ComputeState {
@@ -618,6 +662,9 @@ fn run_dispatch(
         &mut counters,
     )
     .map_err(|e| e.to_string())?;
+    if let Some(q) = &mut c.statistics {
+        q.sum.accumulate(&counters);
+    }
     stats.draws.push(DrawStats {
         label: format!(
             "{} dispatch {}: {}×{}×{}",

@@ -397,6 +397,41 @@ fn occlusion_queries_count_the_samples_that_pass() {
     assert!(reused.contains("already used"), "{reused}");
     assert!(misuse(&|p| p.end_occlusion_query(), true).contains("without an active"));
     assert!(misuse(&|p| p.begin_occlusion_query(0), true).contains("ended while"));
+    // Query types must fit their use; statistics queries nest neither with themselves nor
+    // past the pass's end.
+    assert!(
+        misuse(&|p| p.begin_pipeline_statistics_query(&set, 0), true)
+            .contains("another query type")
+    );
+    let stats = s
+        .device
+        .create_query_set(&QuerySetDescriptor {
+            label: None,
+            ty: QueryType::PipelineStatistics(PipelineStatistics::ALL),
+            count: 2,
+        })
+        .unwrap();
+    let nested = misuse(
+        &|p| {
+            p.begin_pipeline_statistics_query(&stats, 0);
+            p.begin_pipeline_statistics_query(&stats, 1);
+        },
+        false,
+    );
+    assert!(nested.contains("while query 0 is active"), "{nested}");
+    assert!(
+        misuse(&|p| p.begin_pipeline_statistics_query(&stats, 1), false).contains("ended while")
+    );
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let _pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            occlusion_query_set: Some(&stats),
+            ..Default::default()
+        });
+    }
+    let err = encoder.finish().unwrap_err().to_string();
+    assert!(err.contains("not of occlusion queries"), "{err}");
     let mut encoder = s.device.create_command_encoder();
     encoder.resolve_query_set(&set, 0..7, &resolved, 8);
     assert!(

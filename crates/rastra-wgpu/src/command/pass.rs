@@ -14,7 +14,14 @@ use crate::binding::{LayoutData, RastraBindGroup};
 use crate::convert;
 use crate::device::{DeviceShared, lock};
 use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
-use crate::resource::Uses;
+use crate::resource::{RastraQuerySet, Uses};
+
+/// The rastra query set behind a wgpu one, or why there is none.
+fn query_set_of(set: &DispatchQuerySet) -> Result<rastra::QuerySet, String> {
+    set.as_custom::<RastraQuerySet>()
+        .ok_or("a query set of another backend")?
+        .resolve()
+}
 
 /// The bind group layouts WebGPU compares at every draw and dispatch: group by group, the
 /// layout a bound group was created with must match the current pipeline's layout.
@@ -445,12 +452,13 @@ impl RenderPassInterface for RastraRenderPass {
         self.sink().push(Ok(PassCmd::EndOcclusionQuery));
     }
 
-    fn begin_pipeline_statistics_query(&mut self, _query_set: &DispatchQuerySet, _index: u32) {
-        self.unsupported("pipeline statistics queries need PIPELINE_STATISTICS_QUERY");
+    fn begin_pipeline_statistics_query(&mut self, query_set: &DispatchQuerySet, index: u32) {
+        let cmd = query_set_of(query_set).map(|set| PassCmd::BeginStatistics(set, index));
+        self.sink().push(cmd);
     }
 
     fn end_pipeline_statistics_query(&mut self) {
-        self.unsupported("pipeline statistics queries need PIPELINE_STATISTICS_QUERY");
+        self.sink().push(Ok(PassCmd::EndStatistics));
     }
 
     fn execute_bundles(&mut self, render_bundles: &mut dyn Iterator<Item = &DispatchRenderBundle>) {
@@ -576,16 +584,13 @@ impl ComputePassInterface for RastraComputePass {
         ));
     }
 
-    fn begin_pipeline_statistics_query(&mut self, _query_set: &DispatchQuerySet, _index: u32) {
-        self.push(Err(
-            "pipeline statistics queries need PIPELINE_STATISTICS_QUERY".into(),
-        ));
+    fn begin_pipeline_statistics_query(&mut self, query_set: &DispatchQuerySet, index: u32) {
+        let cmd = query_set_of(query_set).map(|set| ComputeCmd::BeginStatistics(set, index));
+        self.push(cmd);
     }
 
     fn end_pipeline_statistics_query(&mut self) {
-        self.push(Err(
-            "pipeline statistics queries need PIPELINE_STATISTICS_QUERY".into(),
-        ));
+        self.push(Ok(ComputeCmd::EndStatistics));
     }
 
     fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
