@@ -48,14 +48,18 @@ pub fn primitive_state(
     }
 }
 
-/// Depth test and write (no stencil, no bias: rastra has neither yet).
+/// Depth test, write and bias (no stencil: rastra has none yet).
 pub fn depth_stencil_state(d: &DepthStencilState) -> wgpu::DepthStencilState {
     wgpu::DepthStencilState {
         format: texture_format(d.format),
         depth_write_enabled: Some(d.depth_write_enabled),
         depth_compare: Some(compare_function(d.depth_compare)),
         stencil: wgpu::StencilState::default(),
-        bias: wgpu::DepthBiasState::default(),
+        bias: wgpu::DepthBiasState {
+            constant: d.bias.constant,
+            slope_scale: d.bias.slope_scale,
+            clamp: d.bias.clamp,
+        },
     }
 }
 

@@ -298,7 +298,7 @@ fn front_end(
     let p = call.pipeline;
     let prim = &p.desc.primitive;
     let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
-    let setup = SetupState::new(
+    let mut setup = SetupState::new(
         call.viewport,
         call.scissor,
         width,
@@ -306,6 +306,9 @@ fn front_end(
         prim.cull_mode,
         prim.front_face,
     );
+    if let Some(ds) = &p.desc.depth_stencil {
+        setup = setup.with_depth_bias(ds.bias, ds.format);
+    }
     let words = p.varying_words as usize;
     // How each attribute word is interpolated (the clipper needs it per word).
     let mut modes = vec![rastra_shader::Interpolation::Perspective; words];

@@ -15,7 +15,8 @@
 //! (horizontal, interior below) or a left edge (interior to the right). Edge `k` is the one
 //! opposite vertex `k`, so `E_k(p) / A` is vertex k's screen-space barycentric coordinate.
 
-use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
+use crate::format::TextureFormat;
+use crate::state::{CullMode, DepthBias, FrontFace, ScissorRect, Viewport};
 
 /// Fractional bits of snapped coordinates.
 pub const SUBPIXEL_BITS: u32 = 8;
@@ -153,6 +154,8 @@ pub struct SetupState {
     pub viewport_bounds: Option<[Fixed; 4]>,
     pub cull_mode: CullMode,
     pub front_face: FrontFace,
+    /// Depth bias and the depth format it is measured in, when the pipeline biases depth.
+    pub depth_bias: Option<(DepthBias, TextureFormat)>,
 }
 
 impl SetupState {
@@ -196,7 +199,14 @@ impl SetupState {
             viewport_bounds,
             cull_mode,
             front_face,
+            depth_bias: None,
         }
+    }
+
+    /// Biases every triangle's depth (a pipeline with depth bias, drawing into `format`).
+    pub fn with_depth_bias(mut self, bias: DepthBias, format: TextureFormat) -> SetupState {
+        self.depth_bias = bias.is_enabled().then_some((bias, format));
+        self
     }
 
     /// Projects, snaps, culls and sets up one triangle. `attrs` is stored as given.
@@ -258,9 +268,20 @@ impl SetupState {
         if bx0 > bx1 || by0 > by1 {
             return Err(Culled::OutsideScissor);
         }
-        let z = order.map(|k| z[k]);
+        let mut z = order.map(|k| z[k]);
+        let mut planes = Planes::new(&edges, area, p[0], &z);
+        if let Some((bias, format)) = self.depth_bias {
+            // The plane's gradient is per sub-pixel unit; the bias wants it per pixel. A
+            // constant offset moves the whole plane, so the vertex depths carry it.
+            let unit = (1 << SUBPIXEL_BITS) as f32;
+            let slope = planes.z[0].abs().max(planes.z[1].abs()) * unit;
+            let max_z = z.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let o = bias.offset(format, slope, max_z);
+            z = z.map(|v| v + o);
+            planes = Planes::new(&edges, area, p[0], &z);
+        }
         Ok(Triangle {
-            planes: Planes::new(&edges, area, p[0], &z),
+            planes,
             edges,
             area,
             bounds: PixelRect {

@@ -54,6 +54,53 @@ pub struct DepthStencilState {
     pub format: TextureFormat,
     pub depth_write_enabled: bool,
     pub depth_compare: CompareFunction,
+    pub bias: DepthBias,
+}
+
+/// Depth bias (polygon offset): every fragment depth of a triangle moves by `constant`
+/// times the depth format's minimum resolvable difference plus `slope_scale` times the
+/// triangle's steepest depth slope per pixel, limited to `clamp` when it is non-zero
+/// (Vulkan §28.10 "Depth Bias", WebGPU `depthBias`, `depthBiasSlopeScale`,
+/// `depthBiasClamp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepthBias {
+    pub constant: i32,
+    pub slope_scale: f32,
+    pub clamp: f32,
+}
+
+impl DepthBias {
+    pub fn is_enabled(&self) -> bool {
+        self.constant != 0 || self.slope_scale != 0.0
+    }
+
+    /// The offset for a triangle whose depth has slope `max_slope` (the larger of |∂z/∂x|
+    /// and |∂z/∂y|, per pixel) and whose largest vertex depth magnitude is `max_z`, in a
+    /// depth buffer of `format`.
+    pub fn offset(&self, format: TextureFormat, max_slope: f32, max_z: f32) -> f32 {
+        // The minimum resolvable difference: one unit of the last place of a unorm format;
+        // for float formats, one mantissa unit at the triangle's largest exponent.
+        let r = match format {
+            TextureFormat::Depth16Unorm => 1.0 / 65536.0,
+            TextureFormat::Depth24Plus | TextureFormat::Depth24PlusStencil8 => 1.0 / 16_777_216.0,
+            _ => {
+                let exponent = if max_z == 0.0 {
+                    -126
+                } else {
+                    max_z.abs().log2().floor() as i32
+                };
+                2f32.powi(exponent - 23)
+            }
+        };
+        let o = max_slope * self.slope_scale + r * self.constant as f32;
+        if self.clamp > 0.0 {
+            o.min(self.clamp)
+        } else if self.clamp < 0.0 {
+            o.max(self.clamp)
+        } else {
+            o
+        }
+    }
 }
 
 /// Blend factors (WebGPU `GPUBlendFactor`).
@@ -267,5 +314,41 @@ impl Color {
 
     pub fn to_array(self) -> [f32; 4] {
         [self.r as f32, self.g as f32, self.b as f32, self.a as f32]
+    }
+}
+
+#[cfg(test)]
+mod depth_bias_tests {
+    use super::*;
+
+    #[test]
+    fn units_are_the_formats_resolvable_difference() {
+        let constant = |c| DepthBias {
+            constant: c,
+            ..Default::default()
+        };
+        assert_eq!(
+            constant(3).offset(TextureFormat::Depth16Unorm, 0.0, 0.5),
+            3.0 / 65536.0
+        );
+        assert_eq!(
+            constant(-2).offset(TextureFormat::Depth24Plus, 0.0, 0.5),
+            -2.0 / 16_777_216.0
+        );
+        // Float depth: one mantissa unit at the largest exponent (0.3 → 2⁻², so 2⁻²⁵).
+        assert_eq!(
+            constant(1).offset(TextureFormat::Depth32Float, 0.0, 0.3),
+            2f32.powi(-25)
+        );
+        let sloped = DepthBias {
+            constant: 0,
+            slope_scale: 2.0,
+            clamp: 0.001,
+        };
+        assert_eq!(sloped.offset(TextureFormat::Depth32Float, 0.25, 0.5), 0.001);
+        assert_eq!(
+            sloped.offset(TextureFormat::Depth32Float, 0.0004, 0.5),
+            0.0008
+        );
     }
 }

@@ -272,6 +272,7 @@ pub fn frame(
         format: TextureFormat::Depth32Float,
         depth_write_enabled: write,
         depth_compare: compare,
+        bias: rastra::DepthBias::default(),
     };
     // (fragment entry, cull mode, blend, depth writes) of each `Material::pipeline` kind.
     let kinds = [

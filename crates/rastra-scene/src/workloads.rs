@@ -165,6 +165,7 @@ pub fn small_triangles(width: u32, height: u32, count: u32) -> Frame {
                 format: TextureFormat::Depth32Float,
                 depth_write_enabled: true,
                 depth_compare: CompareFunction::Less,
+                bias: rastra::DepthBias::default(),
             }),
             blend: None,
             write_mask: ColorWrites::ALL,

@@ -292,9 +292,6 @@ fn build_render(
             if d.stencil.is_enabled() {
                 return unsupported("stencil tests");
             }
-            if d.bias.is_enabled() {
-                return unsupported("depth bias");
-            }
             let format = format_from(d.format)?;
             Some(rastra::DepthStencilState {
                 format,
@@ -303,6 +300,11 @@ fn build_render(
                     .depth_compare
                     .map(|c| convert::compare_function_from(c).expect("every compare"))
                     .unwrap_or(rastra::CompareFunction::Always),
+                bias: rastra::DepthBias {
+                    constant: d.bias.constant,
+                    slope_scale: d.bias.slope_scale,
+                    clamp: d.bias.clamp,
+                },
             })
         }
     };

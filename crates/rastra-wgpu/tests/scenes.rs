@@ -1010,3 +1010,121 @@ fn blending_modes_match_lavapipe() {
         assert_close("blending", &rastra, &lavapipe, 64, 1, 64 * 64);
     }
 }
+
+const BIAS: &str = r#"
+// A quad sloped in depth across x (0.2 at the left edge, 0.7 at the right), placed in
+// one of three horizontal bands.
+@vertex fn vs(@builtin(vertex_index) i: u32, @builtin(instance_index) band: u32)
+    -> @builtin(position) vec4<f32> {
+    let c = array(vec2(0.0, 0.0), vec2(1.0, 0.0), vec2(1.0, 1.0),
+                  vec2(0.0, 0.0), vec2(1.0, 1.0), vec2(0.0, 1.0));
+    let y0 = -1.0 + f32(band) * 2.0 / 3.0;
+    return vec4(c[i].x * 2.0 - 1.0, y0 + c[i].y * 2.0 / 3.0, 0.2 + 0.5 * c[i].x, 1.0);
+}
+"#;
+
+/// Depth bias: three bands of a depth-sloped quad, each with its own bias (constant only,
+/// slope only, both with a clamp), written to a Depth32Float target that is read back.
+fn depth_bias(device: &wgpu::Device, queue: &wgpu::Queue) -> Vec<f32> {
+    let module = shader(device, BIAS);
+    let biases = [
+        wgpu::DepthBiasState {
+            constant: 1000,
+            slope_scale: 0.0,
+            clamp: 0.0,
+        },
+        wgpu::DepthBiasState {
+            constant: 0,
+            slope_scale: 4.0,
+            clamp: 0.0,
+        },
+        wgpu::DepthBiasState {
+            constant: -3000,
+            slope_scale: -4.0,
+            clamp: -0.0002,
+        },
+    ];
+    let pipelines: Vec<_> = biases
+        .iter()
+        .map(|bias| {
+            let state = wgpu::DepthStencilState {
+                format: wgpu::TextureFormat::Depth32Float,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Always),
+                stencil: Default::default(),
+                bias: *bias,
+            };
+            pipeline(device, &module, &[], &[], Some(state), 1)
+        })
+        .collect();
+    let (w, h) = (64u32, 48u32);
+    let depth = depth_texture(device, w, h, wgpu::TextureUsages::COPY_SRC);
+    let view = depth.create_view(&Default::default());
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 256 * h as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        for (band, p) in pipelines.iter().enumerate() {
+            pass.set_pipeline(p);
+            pass.draw(0..6, band as u32..band as u32 + 1);
+        }
+    }
+    encoder.copy_texture_to_buffer(
+        depth.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &readback,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(256),
+                rows_per_image: None,
+            },
+        },
+        depth.size(),
+    );
+    queue.submit([encoder.finish()]);
+    let bytes = common::map_and_read(device, &readback);
+    bytes
+        .chunks(256)
+        .flat_map(|row| bytemuck::cast_slice::<u8, f32>(&row[..4 * w as usize]).to_vec())
+        .collect()
+}
+
+#[test]
+fn depth_bias_matches_lavapipe() {
+    let (rastra, lavapipe) = on_both("depth bias", depth_bias);
+    // Unbiased depth at pixel x: 0.2 + 0.5 · (x + 0.5) / 64; the slope is 0.5 / 64 per
+    // pixel. Band 0 (bottom rows): +1000 units at exponent −1 (z < 1): +1000 · 2⁻²⁴.
+    let unbiased = |x: usize| 0.2 + 0.5 * (x as f32 + 0.5) / 64.0;
+    let at = |x: usize, y: usize| rastra[y * 64 + x];
+    let r = 2f32.powi(-24);
+    assert!((at(40, 47) - (unbiased(40) + 1000.0 * r)).abs() < 1e-6);
+    // Band 1: + 4 × slope.
+    assert!((at(40, 24) - (unbiased(40) + 4.0 * 0.5 / 64.0)).abs() < 1e-6);
+    // Band 2: the negative sum clamped at −0.0002.
+    assert!((at(40, 2) - (unbiased(40) - 0.0002)).abs() < 1e-6);
+    if let Some(lavapipe) = lavapipe {
+        let worst = rastra
+            .iter()
+            .zip(&lavapipe)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        eprintln!("depth bias: rastra vs lavapipe: largest depth difference {worst:e}");
+        // Same formula; interpolation order differs by float rounding only.
+        assert!(worst < 1e-6, "depth bias differs from lavapipe by {worst}");
+    }
+}

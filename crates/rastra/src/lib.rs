@@ -65,8 +65,8 @@ pub use rastra_pipeline::format::{IndexFormat, TextureFormat, VertexFormat};
 pub use rastra_pipeline::format::{Unrenderable, check_renderable};
 pub use rastra_pipeline::state::{
     BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState, ColorWrites,
-    CompareFunction, CullMode, DepthStencilState, FrontFace, MultisampleState, PrimitiveState,
-    PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
+    CompareFunction, CullMode, DepthBias, DepthStencilState, FrontFace, MultisampleState,
+    PrimitiveState, PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
 pub use rastra_shader::{
     BindingKind, CompileError, Stage as ShaderStage, StorageAccess, TextureSampleKind,

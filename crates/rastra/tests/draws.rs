@@ -142,6 +142,7 @@ fn depth_less() -> DepthStencilState {
         format: TextureFormat::Depth32Float,
         depth_write_enabled: true,
         depth_compare: CompareFunction::Less,
+        bias: DepthBias::default(),
     }
 }
 

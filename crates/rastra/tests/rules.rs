@@ -169,6 +169,7 @@ fn depth(compare: CompareFunction) -> Option<DepthStencilState> {
         format: TextureFormat::Depth32Float,
         depth_write_enabled: true,
         depth_compare: compare,
+        bias: DepthBias::default(),
     })
 }
 
@@ -178,6 +179,7 @@ fn ignore_depth() -> Option<DepthStencilState> {
         format: TextureFormat::Depth32Float,
         depth_write_enabled: false,
         depth_compare: CompareFunction::Always,
+        bias: DepthBias::default(),
     })
 }
 

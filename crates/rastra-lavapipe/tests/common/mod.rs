@@ -139,6 +139,7 @@ pub fn depth_less() -> Option<DepthStencilState> {
         format: TextureFormat::Depth32Float,
         depth_write_enabled: true,
         depth_compare: CompareFunction::Less,
+        bias: rastra::DepthBias::default(),
     })
 }
 
