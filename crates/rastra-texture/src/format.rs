@@ -604,8 +604,6 @@ impl TextureFormat {
         self.sample_type() == SampleType::Float && !self.is_compressed()
     }
 
-    /// True when the format can be a multisampled texture (renderable colour and depth
-    /// formats, except the 64- and 128-bit ones and rgb9e5).
     /// Whether shaders may load and store the format as a storage texture (WebGPU's core
     /// storage texel formats).
     pub fn is_storage_format(self) -> bool {
@@ -637,6 +635,8 @@ impl TextureFormat {
         matches!(self, F::R32Uint | F::R32Sint | F::R32Float)
     }
 
+    /// True when the format can be a multisampled texture (renderable colour and depth
+    /// formats, except the 64- and 128-bit ones and rgb9e5).
     pub fn supports_multisample(self) -> bool {
         use TextureFormat::*;
         !self.is_compressed()

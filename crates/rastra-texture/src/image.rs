@@ -6,8 +6,9 @@
 //!
 //! Many invocations on many threads access a storage image at once, so its bytes are
 //! relaxed atomics ([`Texture::shared_bytes`]): accesses to different texels never
-//! interfere, and racing accesses to one texel give one of the values written, as WebGPU
-//! allows. Out-of-bounds loads return zero and out-of-bounds stores are dropped.
+//! interfere; racing accesses to one texel are defined but may mix bytes of the values
+//! written (WebGPU leaves such races' results unspecified). Out-of-bounds loads return zero
+//! and out-of-bounds stores are dropped.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 

@@ -102,10 +102,38 @@ fn check_layout(
                     e.binding
                 )));
             }
+            wgpu::BindingType::StorageTexture {
+                format,
+                access,
+                view_dimension,
+            } => {
+                let f = crate::convert::texture_format_from(format).expect("checked above");
+                let why = if matches!(
+                    view_dimension,
+                    wgpu::TextureViewDimension::Cube | wgpu::TextureViewDimension::CubeArray
+                ) {
+                    Some("storage textures cannot be cube views".to_string())
+                } else if access == wgpu::StorageTextureAccess::ReadWrite
+                    && !f.is_read_write_storage_format()
+                {
+                    Some(format!("{format:?} cannot be read-write"))
+                } else if access != wgpu::StorageTextureAccess::ReadOnly
+                    && e.visibility.contains(wgpu::ShaderStages::VERTEX)
+                {
+                    Some("vertex shaders may not write storage textures".to_string())
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(rastra::Error::Validation(format!(
+                        "binding {}: {why}",
+                        e.binding
+                    )));
+                }
+            }
             wgpu::BindingType::Buffer { .. }
             | wgpu::BindingType::Sampler(_)
-            | wgpu::BindingType::Texture { .. }
-            | wgpu::BindingType::StorageTexture { .. } => {}
+            | wgpu::BindingType::Texture { .. } => {}
             ty => return unsupported(format!("{ty:?} bindings (binding {})", e.binding)),
         }
     }

@@ -775,3 +775,51 @@ fn pipeline_statistics_queries_sum_the_work_between_begin_and_end() {
     assert_eq!(&values[..5], &[12, 4, 4, 256, 0]);
     assert_eq!(&values[5..], &[0, 0, 0, 0, 128]);
 }
+
+#[test]
+fn out_of_range_pass_arguments_are_errors_not_crashes() {
+    let (device, _queue) = rastra_device();
+    let target = common::render_target(&device, 8, 8, wgpu::TextureFormat::Rgba8Unorm, 1);
+    let view = target.create_view(&Default::default());
+    let args = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 64,
+        usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[],
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[],
+    });
+    let record = |f: &dyn Fn(&mut wgpu::RenderPass<'_>)| {
+        let (_, error) = validation_error(&device, || {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: Default::default(),
+                    })],
+                    ..Default::default()
+                });
+                f(&mut pass);
+            }
+            encoder.finish()
+        });
+        error.expect("an error").to_string()
+    };
+    // Four billion draws of arguments that cannot fit: refused before anything is recorded.
+    let e = record(&|p| p.multi_draw_indirect(&args, 0, u32::MAX));
+    assert!(e.contains("do not fit"), "{e}");
+    let e = record(&|p| p.multi_draw_indexed_indirect(&args, u64::MAX - 4, 2));
+    assert!(e.contains("do not fit"), "{e}");
+    let e = record(&|p| p.set_bind_group(u32::MAX, &group, &[]));
+    assert!(e.contains("the limit is 4"), "{e}");
+}

@@ -10,6 +10,7 @@ use rastra_texture::SampleType;
 use crate::binding::{BindGroup, Bound};
 use crate::command::BufferRange;
 use crate::error::{Error, validation};
+use crate::pipeline::MAX_BIND_GROUPS;
 use crate::resource::{BufferUsages, TextureUsages};
 use crate::texture::TextureView;
 
@@ -219,6 +220,14 @@ fn validate_texture_bindings(
                 a.base_array_layer()
             ));
         }
+        // Other subresources are legal in WebGPU, but the pass holds the attached texture's
+        // memory for writing, and a storage binding needs it a second time.
+        if attachments.iter().any(|a| a.texture().same(view.texture())) {
+            return Err(Error::Unsupported(format!(
+                "{at}: a storage binding of a texture the render pass renders into (another \
+                 mip level or layer of it)"
+            )));
+        }
     }
     for s in &program.samplers {
         let at = format!("`{}` (@group({}) @binding({}))", s.name, s.group, s.binding);
@@ -235,6 +244,23 @@ fn validate_texture_bindings(
                 } else {
                     "comparison"
                 }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every binding of `program` is in one of the bind groups a pipeline has
+/// (`@group(0)` … `@group(MAX_BIND_GROUPS - 1)`).
+pub(crate) fn check_group_limit(program: &Program) -> Result<(), Error> {
+    let used = (program.bindings.iter().map(|b| (b.group, &b.name)))
+        .chain(program.textures.iter().map(|t| (t.group, &t.name)))
+        .chain(program.samplers.iter().map(|s| (s.group, &s.name)))
+        .chain(program.storage_textures.iter().map(|t| (t.group, &t.name)));
+    for (group, name) in used {
+        if group >= MAX_BIND_GROUPS {
+            return validation(format!(
+                "`{name}` uses @group({group}); the limit is {MAX_BIND_GROUPS} groups"
             ));
         }
     }

@@ -871,7 +871,7 @@ impl RenderPass<'_> {
             if vertices.start > vertices.end {
                 return validation("vertex range is reversed");
             }
-            validate_draw(s, false, &instances)?;
+            validate_draw(s, false, &instances, None)?;
             let p = s.pipeline.as_ref().expect("validate_draw checked the pipeline");
             // WebGPU validates non-indexed reads against the bound ranges up front.
             for (slot, layout) in p.0.desc.vertex_buffers.iter().enumerate() {
@@ -903,7 +903,7 @@ impl RenderPass<'_> {
             if indices.start > indices.end {
                 return validation("index range is reversed");
             }
-            validate_draw(s, true, &instances)?;
+            validate_draw(s, true, &instances, None)?;
             let (range, format) = s
                 .index
                 .as_ref()
@@ -931,8 +931,14 @@ impl RenderPass<'_> {
     /// the bound vertex or instance data is skipped.
     pub fn draw_indirect(&mut self, buffer: &Buffer, offset: u64) {
         self.record(|s| {
-            validate_draw(s, false, &(0..0))?;
-            indirect_command(buffer, offset, false)
+            let cmd = indirect_command(buffer, offset, false)?;
+            let args = BufferRange {
+                buffer: buffer.clone(),
+                offset,
+                size: DrawIndirectArgs::SIZE,
+            };
+            validate_draw(s, false, &(0..0), Some(&args))?;
+            Ok(cmd)
         });
     }
 
@@ -941,8 +947,14 @@ impl RenderPass<'_> {
     /// instances pass the bound instance data, is skipped.
     pub fn draw_indexed_indirect(&mut self, buffer: &Buffer, offset: u64) {
         self.record(|s| {
-            validate_draw(s, true, &(0..0))?;
-            indirect_command(buffer, offset, true)
+            let cmd = indirect_command(buffer, offset, true)?;
+            let args = BufferRange {
+                buffer: buffer.clone(),
+                offset,
+                size: DrawIndexedIndirectArgs::SIZE,
+            };
+            validate_draw(s, true, &(0..0), Some(&args))?;
+            Ok(cmd)
         });
     }
 
@@ -1245,7 +1257,14 @@ pub(crate) fn buffer_range(
     })
 }
 
-fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result<(), Error> {
+/// Checks a draw against the pass state; `indirect` is the range its arguments are read
+/// from (part of the draw's buffer uses, like vertex and index buffers).
+fn validate_draw(
+    s: &PassState,
+    indexed: bool,
+    instances: &Range<u32>,
+    indirect: Option<&BufferRange>,
+) -> Result<(), Error> {
     let Some(p) = &s.pipeline else {
         return validation("draw without a pipeline");
     };
@@ -1269,6 +1288,7 @@ fn validate_draw(s: &PassState, indexed: bool, instances: &Range<u32>) -> Result
     if indexed {
         fixed.extend(s.index.as_ref().map(|(r, _)| r));
     }
+    fixed.extend(indirect);
     crate::binding_check::validate_bindings(&programs, &s.bind_groups, &fixed, &s.attachments)
 }
 

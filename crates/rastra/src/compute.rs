@@ -9,7 +9,7 @@ use rastra_shader::{Program, Stage};
 
 use crate::binding::BindGroup;
 use crate::binding_check::validate_bindings;
-use crate::command::{Command, CommandEncoder, begin_statistics, end_statistics};
+use crate::command::{BufferRange, Command, CommandEncoder, begin_statistics, end_statistics};
 use crate::error::{Error, validation};
 use crate::pipeline::MAX_BIND_GROUPS;
 use crate::query::QuerySet;
@@ -51,14 +51,7 @@ impl ComputePipeline {
                  {MAX_INVOCATIONS_PER_WORKGROUP} invocations)"
             ));
         }
-        for b in &program.bindings {
-            if b.group >= MAX_BIND_GROUPS {
-                return validation(format!(
-                    "`{}` uses @group({}); the limit is {MAX_BIND_GROUPS} groups",
-                    b.name, b.group
-                ));
-            }
-        }
+        crate::binding_check::check_group_limit(&program)?;
         Ok(ComputePipeline(program))
     }
 
@@ -134,17 +127,19 @@ impl ComputePass<'_> {
         });
     }
 
-    fn validate_dispatch(&self) -> Result<(), Error> {
+    /// Checks a dispatch; `indirect` is the range its counts are read from.
+    fn validate_dispatch(&self, indirect: Option<&BufferRange>) -> Result<(), Error> {
         let Some(p) = &self.pipeline else {
             return validation("dispatch without a compute pipeline");
         };
-        validate_bindings(&[&p.0], &self.bind_groups, &[], &[])
+        let fixed: Vec<&BufferRange> = indirect.into_iter().collect();
+        validate_bindings(&[&p.0], &self.bind_groups, &fixed, &[])
     }
 
     /// Dispatches `x × y × z` workgroups.
     pub fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
         self.record(|s| {
-            s.validate_dispatch()?;
+            s.validate_dispatch(None)?;
             if [x, y, z].iter().any(|&n| n > MAX_WORKGROUPS_PER_DIMENSION) {
                 return validation(format!(
                     "dispatch of {x}×{y}×{z} workgroups exceeds {MAX_WORKGROUPS_PER_DIMENSION} per \
@@ -159,7 +154,6 @@ impl ComputePass<'_> {
     /// the dispatch executes (counts over the per-dimension limit skip the dispatch).
     pub fn dispatch_workgroups_indirect(&mut self, buffer: &Buffer, offset: u64) {
         self.record(|s| {
-            s.validate_dispatch()?;
             if !buffer.usage().contains(BufferUsages::INDIRECT) {
                 return validation("indirect dispatch buffer lacks INDIRECT usage");
             }
@@ -171,6 +165,11 @@ impl ComputePass<'_> {
                     buffer.size()
                 ));
             }
+            s.validate_dispatch(Some(&BufferRange {
+                buffer: buffer.clone(),
+                offset,
+                size: 12,
+            }))?;
             Ok(Command::DispatchIndirect {
                 buffer: buffer.clone(),
                 offset,

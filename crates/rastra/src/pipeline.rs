@@ -86,14 +86,7 @@ impl RenderPipeline {
             None => (None, Vec::new()),
         };
         for program in std::iter::once(&vertex).chain(fragment.as_ref()) {
-            for b in &program.bindings {
-                if b.group >= MAX_BIND_GROUPS {
-                    return validation(format!(
-                        "`{}` uses @group({}); the limit is {MAX_BIND_GROUPS} groups",
-                        b.name, b.group
-                    ));
-                }
-            }
+            crate::binding_check::check_group_limit(program)?;
         }
         if let Some(f) = &fragment {
             for a in &vertex.bindings {

@@ -810,7 +810,12 @@ fn indirect_draw(
             .min()
             .unwrap_or(u64::MAX)
     };
-    let fits = |first: u32, count: u32, limit: u64| first as u64 + count as u64 <= limit;
+    // The range's end must fit u32 as well as the bound data.
+    let fits = |first: u32, count: u32, limit: u64| {
+        first
+            .checked_add(count)
+            .is_some_and(|end| end as u64 <= limit)
+    };
     let instances = |first: u32, count: u32| {
         fits(first, count, limit(VertexStepMode::Instance)).then(|| first..first + count)
     };

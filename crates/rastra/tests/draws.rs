@@ -273,7 +273,7 @@ fn occlusion_queries_count_the_samples_that_pass() {
     let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]); // 0..6: near, everywhere
     v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0])); // 6..12: hidden behind it
     v.extend(quad(-1.0, -1.0, 0.0, 1.0, 0.1, [0.0, 0.0, 1.0, 1.0])); // 12..18: left half, nearer
-    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.2, [1.0, 1.0, 1.0, 1.0])); // 18..24: nearer, discards x < 8
+    v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.05, [1.0, 1.0, 1.0, 1.0])); // 18..24: nearest, discards x < 8
     v.extend(quad(-1.0, -1.0, 0.0, 0.0, 0.5, [1.0, 1.0, 1.0, 1.0])); // 24..30: a quarter
     let vb = s.vertex_buffer(&v);
     let set = s
@@ -359,8 +359,8 @@ fn occlusion_queries_count_the_samples_that_pass() {
         .chunks(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    // 256 pixels; the hidden quad none; the left half 128; the discarding quad passes
-    // depth everywhere but keeps only its right half; 4× MSAA: a quarter (64 pixels × 4
+    // 256 pixels; the hidden quad none; the left half 128; the discarding quad is nearest
+    // everywhere, but its discarded left half does not count; 4× MSAA: a quarter (64 pixels × 4
     // samples) plus the full quad, nearer everywhere (256 pixels × 4).
     assert_eq!(results, [256, 0, 128, 128, 64 * 4 + 256 * 4, 0, 0]);
 

@@ -683,7 +683,8 @@ fn storage_textures_written_by_compute_and_fragment_shaders() {
     // x + 1, then 2(x + 1) + x + 1 = 3(x + 1).
     assert_eq!(&words[..4], &[3, 6, 9, 12]);
 
-    // A fragment shader writes a storage texture as a side effect (helper lanes do not).
+    // A fragment shader writes a storage texture as a side effect; lanes that discarded
+    // (demoted to helpers) do not.
     let marks = storage_texture(&device, 8, 8, 1, TextureFormat::R32Float);
     let view = marks.create_view();
     let bind = group(&device, &[BindingResource::TextureView(&view)]).unwrap();
@@ -692,6 +693,9 @@ fn storage_textures_written_by_compute_and_fragment_shaders() {
         &queue,
         "@group(0) @binding(0) var marks: texture_storage_2d<r32float, write>;
         @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            if p.x + p.y > 8.0 {
+                discard;
+            }
             textureStore(marks, vec2<u32>(p.xy), vec4(p.x + 10.0 * p.y));
             return vec4(1.0);
         }",
@@ -707,7 +711,8 @@ fn storage_textures_written_by_compute_and_fragment_shaders() {
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(floats[0], 5.5);
-    assert_eq!(floats[7 * 8 + 3], 3.5 + 75.0);
+    assert_eq!(floats[8 + 2], 2.5 + 15.0);
+    assert_eq!(floats[7 * 8 + 3], 0.0, "discarded: no store");
 }
 
 #[test]
@@ -777,4 +782,77 @@ fn storage_texture_bindings_are_validated() {
         usage: TextureUsages::STORAGE_BINDING,
     });
     assert!(matches!(srgb, Err(Error::Validation(_))));
+}
+
+#[test]
+fn storage_bindings_of_attached_textures_and_high_groups_are_refused() {
+    let (device, queue) = device();
+    // Writing mip 1 as a storage texture while rendering into mip 0 of the same texture:
+    // refused as unsupported (never a hang).
+    let t = device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: 8,
+                height: 8,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 2,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format: TextureFormat::Rgba8Unorm,
+            usage: TextureUsages::RENDER_ATTACHMENT | TextureUsages::STORAGE_BINDING,
+        })
+        .unwrap();
+    let (level0, level1) = (level_view(&t, 0), level_view(&t, 1));
+    let m = module(
+        &device,
+        "@group(0) @binding(0) var st: texture_storage_2d<rgba8unorm, write>;
+        @vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+            return vec4(f32(i & 1u) * 4.0 - 1.0, f32(i >> 1u) * 4.0 - 1.0, 0.0, 1.0);
+        }
+        @fragment fn fs(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            textureStore(st, vec2<u32>(p.xy) / 2u, vec4(1.0));
+            return vec4(1.0);
+        }",
+    )
+    .unwrap();
+    let p = pipeline(&device, &m, &[], TextureFormat::Rgba8Unorm).unwrap();
+    let bind = group(&device, &[BindingResource::TextureView(&level1)]).unwrap();
+    let mut encoder = device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&level0),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, &bind);
+        pass.draw(0..3, 0..1);
+    }
+    let err = encoder.finish().unwrap_err();
+    assert!(
+        matches!(&err, Error::Unsupported(m) if m.contains("renders into")),
+        "{err}"
+    );
+    drop(queue);
+    // Textures, samplers and storage textures past the last bind group are refused when
+    // the pipeline is created.
+    for decls in [
+        "@group(4) @binding(0) var t: texture_2d<f32>;
+        fn use_it() { _ = textureDimensions(t); }",
+        "@group(4) @binding(0) var s: sampler; @group(0) @binding(1) var t: texture_2d<f32>;
+        fn use_it() { _ = textureSampleLevel(t, s, vec2(0.0), 0.0); }",
+    ] {
+        let src = format!("{decls} @compute @workgroup_size(1) fn main() {{ use_it(); }}");
+        let m = module(&device, &src).unwrap();
+        let err = device
+            .create_compute_pipeline(&ComputePipelineDescriptor {
+                label: None,
+                module: &m,
+                entry_point: None,
+                constants: &[],
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("uses @group(4)"), "{err}");
+    }
 }

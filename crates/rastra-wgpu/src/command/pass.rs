@@ -11,6 +11,9 @@ use wgpu::custom::*;
 
 use super::{ComputeCmd, Op, PassCmd, Recording, RenderPassRecord, buffer_of};
 use crate::binding::{LayoutData, RastraBindGroup};
+
+/// Bind groups a pipeline has (WebGPU's default `maxBindGroups`).
+const MAX_BIND_GROUPS: usize = 4;
 use crate::convert;
 use crate::device::{DeviceShared, lock};
 use crate::pipeline::{RastraComputePipeline, RastraRenderPipeline};
@@ -36,26 +39,38 @@ impl LayoutCheck {
         self.pipeline = layouts.to_vec();
     }
 
-    fn set_group(&mut self, index: u32, layout: Option<Arc<LayoutData>>) {
+    /// Notes the layout of the group bound at `index`; Err for an index past the limit.
+    fn set_group(&mut self, index: u32, layout: Option<Arc<LayoutData>>) -> Result<(), String> {
         let i = index as usize;
+        if i >= MAX_BIND_GROUPS {
+            return Err(format!(
+                "set_bind_group: index {index} (the limit is {MAX_BIND_GROUPS})"
+            ));
+        }
         if self.groups.len() <= i {
             self.groups.resize(i + 1, None);
         }
         self.groups[i] = layout;
+        Ok(())
     }
 
     /// Why the bound groups do not fit the pipeline, if they do not. Groups not set are
     /// left to rastra, which reports the ones the shaders use.
     fn check(&self, call: &str) -> Result<(), String> {
         for (i, want) in self.pipeline.iter().enumerate() {
-            if let (Some(want), Some(Some(have))) = (want, self.groups.get(i))
-                && !Arc::ptr_eq(want, have)
-                && **want != **have
-            {
-                return Err(format!(
-                    "{call}: the bind group at index {i} was created with a layout that does \
-                     not match the pipeline's layout for group {i}"
-                ));
+            let Some(want) = want else {
+                continue;
+            };
+            match self.groups.get(i) {
+                Some(Some(have)) if Arc::ptr_eq(want, have) || **want == **have => {}
+                Some(Some(_)) => {
+                    return Err(format!(
+                        "{call}: the bind group at index {i} was created with a layout that \
+                         does not match the pipeline's layout for group {i}"
+                    ));
+                }
+                // WebGPU wants every group of the pipeline layout set, used or not.
+                _ => return Err(format!("{call}: the pipeline's bind group {i} is not set")),
             }
         }
         Ok(())
@@ -114,10 +129,7 @@ impl CmdSink<'_> {
             // An unset group is simply not bound; draws that need it fail their checks.
             return;
         };
-        if let Some(g) = group.as_custom::<RastraBindGroup>() {
-            self.layouts.set_group(index, g.layout.clone());
-        }
-        let g = resolve_bind_group(group, offsets, self.uses);
+        let g = bind_group_at(self.layouts, self.uses, index, group, offsets);
         self.push(g.map(|g| PassCmd::SetBindGroup(index, g)));
     }
 
@@ -167,6 +179,18 @@ impl CmdSink<'_> {
             rastra::DrawIndirectArgs::SIZE
         };
         match buffer_of(buffer) {
+            Ok((_, b))
+                if (count as u64)
+                    .checked_mul(stride)
+                    .and_then(|bytes| offset.checked_add(bytes))
+                    .is_none_or(|end| end > b.size()) =>
+            {
+                self.push(Err(format!(
+                    "{call}: {count} draws of {stride} bytes from offset {offset} do not fit \
+                     the {}-byte buffer",
+                    b.size()
+                )));
+            }
             Ok((rb, b)) => {
                 self.uses.buffer(&rb.0);
                 for k in 0..count as u64 {
@@ -177,6 +201,22 @@ impl CmdSink<'_> {
             Err(e) => self.push(Err(format!("{call}: {e}"))),
         }
     }
+}
+
+/// The rastra bind group `set_bind_group` binds at `index` (its layout noted for the
+/// draw-time check, its resources in `uses`).
+fn bind_group_at(
+    layouts: &mut LayoutCheck,
+    uses: &mut Uses,
+    index: u32,
+    group: &DispatchBindGroup,
+    offsets: &[wgpu::DynamicOffset],
+) -> Result<rastra::BindGroup, String> {
+    let layout = group
+        .as_custom::<RastraBindGroup>()
+        .and_then(|g| g.layout.clone());
+    layouts.set_group(index, layout)?;
+    resolve_bind_group(group, offsets, uses)
 }
 
 /// The rastra bind group for `set_bind_group`, with its dynamic offsets applied.
@@ -553,10 +593,7 @@ impl ComputePassInterface for RastraComputePass {
         let Some(group) = bind_group else {
             return;
         };
-        if let Some(g) = group.as_custom::<RastraBindGroup>() {
-            self.layouts.set_group(index, g.layout.clone());
-        }
-        let g = resolve_bind_group(group, offsets, &mut self.uses);
+        let g = bind_group_at(&mut self.layouts, &mut self.uses, index, group, offsets);
         self.push(g.map(|g| ComputeCmd::SetBindGroup(index, g)));
     }
 
