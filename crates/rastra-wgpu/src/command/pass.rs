@@ -12,6 +12,9 @@ use wgpu::custom::*;
 use super::{ComputeCmd, Op, PassCmd, Recording, RenderPassRecord, buffer_of};
 use crate::binding::{LayoutData, RastraBindGroup};
 
+/// A pipeline's bind group layouts, by group index (None: the group is not used).
+type GroupLayouts = [Option<Arc<LayoutData>>];
+
 /// Bind groups a pipeline has (WebGPU's default `maxBindGroups`).
 const MAX_BIND_GROUPS: usize = 4;
 use crate::convert;
@@ -35,7 +38,7 @@ pub(super) struct LayoutCheck {
 }
 
 impl LayoutCheck {
-    fn set_pipeline(&mut self, layouts: &[Option<Arc<LayoutData>>]) {
+    fn set_pipeline(&mut self, layouts: &GroupLayouts) {
         self.pipeline = layouts.to_vec();
     }
 
@@ -108,15 +111,13 @@ impl CmdSink<'_> {
     }
 
     fn set_pipeline(&mut self, pipeline: &DispatchRenderPipeline) {
-        let p = pipeline
-            .as_custom::<RastraRenderPipeline>()
-            .and_then(|p| Some((p.inner.clone()?, &p.layouts)))
-            .ok_or_else(|| "set_pipeline: the render pipeline is invalid".to_string());
-        let p = p.map(|(inner, layouts)| {
-            self.layouts.set_pipeline(layouts);
-            PassCmd::SetPipeline(inner)
-        });
-        self.push(p);
+        let p = pipeline.as_custom::<RastraRenderPipeline>();
+        let p = pipeline_at(
+            self.layouts,
+            p.map(|p| (&p.inner, &p.layouts[..])),
+            "render",
+        );
+        self.push(p.map(PassCmd::SetPipeline));
     }
 
     fn set_bind_group(
@@ -201,6 +202,20 @@ impl CmdSink<'_> {
             Err(e) => self.push(Err(format!("{call}: {e}"))),
         }
     }
+}
+
+/// The rastra pipeline `set_pipeline` sets (`found`: its rastra pipeline, if valid, and
+/// its bind group layouts, noted for the draw-time check).
+fn pipeline_at<P: Clone>(
+    layouts: &mut LayoutCheck,
+    found: Option<(&Option<P>, &GroupLayouts)>,
+    kind: &str,
+) -> Result<P, String> {
+    let invalid = || format!("set_pipeline: the {kind} pipeline is invalid");
+    let (inner, group_layouts) = found.ok_or_else(invalid)?;
+    let inner = inner.clone().ok_or_else(invalid)?;
+    layouts.set_pipeline(group_layouts);
+    Ok(inner)
 }
 
 /// The rastra bind group `set_bind_group` binds at `index` (its layout noted for the
@@ -573,15 +588,13 @@ impl Drop for RastraComputePass {
 
 impl ComputePassInterface for RastraComputePass {
     fn set_pipeline(&mut self, pipeline: &DispatchComputePipeline) {
-        let p = pipeline
-            .as_custom::<RastraComputePipeline>()
-            .and_then(|p| Some((p.inner.clone()?, &p.layouts)))
-            .ok_or_else(|| "set_pipeline: the compute pipeline is invalid".to_string());
-        let p = p.map(|(inner, layouts)| {
-            self.layouts.set_pipeline(layouts);
-            ComputeCmd::SetPipeline(inner)
-        });
-        self.push(p);
+        let p = pipeline.as_custom::<RastraComputePipeline>();
+        let p = pipeline_at(
+            &mut self.layouts,
+            p.map(|p| (&p.inner, &p.layouts[..])),
+            "compute",
+        );
+        self.push(p.map(ComputeCmd::SetPipeline));
     }
 
     fn set_bind_group(
