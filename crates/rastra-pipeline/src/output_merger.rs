@@ -214,6 +214,108 @@ impl Rop {
         }
     }
 
+    /// Writes a quad's shaded colours into its covered samples. `texels` holds the quad's
+    /// four pixels, adjacent in pixel order (the surface layout keeps a quad together), each
+    /// `samples` samples. Returns (samples written, samples blended).
+    pub fn write_quad(
+        &self,
+        texels: &mut [u8],
+        samples: usize,
+        coverage: [u8; 4],
+        colors: &[[f32; 4]; 4],
+    ) -> (u64, u64) {
+        let pixel = self.size * samples;
+        match self.unorm8 {
+            Some(order) if samples == 1 && self.state.write_mask.0 & 0xf == 0xf => {
+                self.write_quad_unorm8(texels, order, coverage, colors)
+            }
+            _ => {
+                let mut sum = (0, 0);
+                for (i, texels) in texels.chunks_exact_mut(pixel).take(4).enumerate() {
+                    if coverage[i] != 0 {
+                        let (w, b) = self.write_pixel(texels, coverage[i], colors[i]);
+                        sum = (sum.0 + w, sum.1 + b);
+                    }
+                }
+                sum
+            }
+        }
+    }
+
+    /// [`Rop::write_quad`] for single-sampled 8-bit RGBA/BGRA targets with every channel
+    /// written: the quad's sixteen channels go through decode, blend and encode as arrays
+    /// (SIMD), computing exactly the per-pixel path's expressions.
+    fn write_quad_unorm8(
+        &self,
+        texels: &mut [u8],
+        order: Unorm8Order,
+        coverage: [u8; 4],
+        colors: &[[f32; 4]; 4],
+    ) -> (u64, u64) {
+        // Byte `k` of a texel holds channel `CHANNEL[k]`.
+        let channel: [usize; 4] = match order {
+            Unorm8Order::Rgba => [0, 1, 2, 3],
+            Unorm8Order::Bgra => [2, 1, 0, 3],
+        };
+        let texels: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
+        let mut src = [0.0f32; 16];
+        for i in 0..4 {
+            for k in 0..4 {
+                src[i * 4 + k] = colors[i][channel[k]].clamp(0.0, 1.0);
+            }
+        }
+        let written = coverage.iter().map(|c| c.count_ones() as u64).sum::<u64>();
+        let mut out = src;
+        let blended = match (self.state.blend, self.blend_path) {
+            (None, _) => 0,
+            (Some(_), path @ (BlendPath::Alpha | BlendPath::Premultiplied)) => {
+                // out = src·fs + dst·fd with the short paths' factors per channel.
+                let alpha = 3; // the byte (and channel) alpha is in, in both orders
+                let mut fs = [1.0f32; 16];
+                let mut fd = [0.0f32; 16];
+                for i in 0..4 {
+                    let a = src[i * 4 + alpha];
+                    for k in 0..4 {
+                        if path == BlendPath::Alpha && k != alpha {
+                            fs[i * 4 + k] = a;
+                        }
+                        fd[i * 4 + k] = 1.0 - a;
+                    }
+                }
+                for k in 0..16 {
+                    let dst = UNORM8_TO_F32[texels[k] as usize];
+                    out[k] = src[k] * fs[k] + dst * fd[k];
+                }
+                written
+            }
+            (Some(state), BlendPath::Generic) => {
+                for i in 0..4 {
+                    let dst = self.decode(&texels[i * 4..i * 4 + 4]);
+                    let c = blend(
+                        &state,
+                        colors[i].map(|v| v.clamp(0.0, 1.0)),
+                        dst,
+                        self.constant,
+                    );
+                    for k in 0..4 {
+                        out[i * 4 + k] = c[channel[k]];
+                    }
+                }
+                written
+            }
+        };
+        let mut bytes = [0u8; 16];
+        for k in 0..16 {
+            bytes[k] = unorm8(out[k]);
+        }
+        for i in 0..4 {
+            if coverage[i] & 1 != 0 {
+                texels[i * 4..i * 4 + 4].copy_from_slice(&bytes[i * 4..i * 4 + 4]);
+            }
+        }
+        (written, blended)
+    }
+
     /// Writes a pixel's shaded colour into its covered samples. `texels` holds the pixel's
     /// samples, adjacent (the surface layout invariant). Returns (samples written, samples
     /// blended).
@@ -318,6 +420,79 @@ mod tests {
                     generic.map(f32::to_bits),
                     "{src:?} {dst:?}"
                 );
+            }
+        }
+    }
+
+    /// The quad path writes what four calls of the pixel path write, bit for bit, for the
+    /// blend states with a short path, a generic one and none, in both channel orders.
+    #[test]
+    fn quad_path_equals_pixel_path() {
+        let mut x = 0x9e37_79b9u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let additive = BlendState {
+            color: BlendComponent {
+                src_factor: BlendFactor::OneMinusDst,
+                dst_factor: BlendFactor::Constant,
+                operation: BlendOperation::ReverseSubtract,
+            },
+            alpha: BlendComponent {
+                src_factor: BlendFactor::SrcAlphaSaturated,
+                dst_factor: BlendFactor::One,
+                operation: BlendOperation::Add,
+            },
+        };
+        for format in [TextureFormat::Rgba8Unorm, TextureFormat::Bgra8Unorm] {
+            for blend in [
+                None,
+                Some(BlendState::ALPHA_BLENDING),
+                Some(BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+                Some(additive),
+            ] {
+                let rop = Rop::new(
+                    ColorTargetState {
+                        format,
+                        blend,
+                        write_mask: crate::state::ColorWrites::ALL,
+                    },
+                    [0.25, 0.5, 0.75, 1.0],
+                );
+                for _ in 0..2_000 {
+                    let mut texels = [0u8; 16];
+                    texels.iter_mut().for_each(|t| *t = next() as u8);
+                    // Colours slightly outside [0, 1] (clamped), and the odd NaN.
+                    let mut colors = [[0.0f32; 4]; 4];
+                    for v in colors.iter_mut().flatten() {
+                        let r = next();
+                        *v = if r % 97 == 0 {
+                            f32::NAN
+                        } else {
+                            (r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1
+                        };
+                    }
+                    let coverage = [0, 1, 2, 3].map(|_| (next() & 1) as u8);
+                    let mut quad = texels;
+                    let got = rop.write_quad(&mut quad, 1, coverage, &colors);
+                    let mut pixels = texels;
+                    let mut want = (0, 0);
+                    for i in 0..4 {
+                        if coverage[i] != 0 {
+                            let (w, b) = rop.write_pixel(
+                                &mut pixels[i * 4..i * 4 + 4],
+                                coverage[i],
+                                colors[i],
+                            );
+                            want = (want.0 + w, want.1 + b);
+                        }
+                    }
+                    assert_eq!(quad, pixels, "{format:?} {blend:?} {colors:?}");
+                    assert_eq!(got, want);
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{Barycentrics, barycentrics, depth_at, interpolate_word, pixel_center};
+use crate::interpolate::{WarpPoints, depth_at, interpolate_lanes, pixel_center};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::Rop;
@@ -205,13 +205,13 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let words = p.varying_words as usize;
         let lanes = self.pending.len() * 4;
         let active = lane_mask(lanes);
-        // Per lane: which triangle's attributes, and the barycentric weights at the pixel
-        // centre and (when a varying asks for it) at the centroid sample.
+        // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
+        // for it, its centroid sample) with its triangle's planes; the weights and
+        // interpolated values are then computed for all lanes at once.
         let mut helpers: Mask = 0;
-        let mut attr_base = [0usize; WARP_LANES];
-        let mut center = [Barycentrics::default(); WARP_LANES];
-        let mut centroid = [Barycentrics::default(); WARP_LANES];
+        let mut center = WarpPoints::default();
         let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
+        let mut centroid = wants_centroid.then(WarpPoints::default);
         let full = self.pattern.full_mask();
         for (q, pend) in self.pending.iter().enumerate() {
             let t = &self.triangles[pend.tri as usize];
@@ -220,39 +220,39 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 if pend.quad.coverage[i] == 0 {
                     helpers |= 1 << lane;
                 }
-                let cov = pend.raster[i];
                 let px = pend.quad.x + (i as u32 & 1);
                 let py = pend.quad.y + (i as u32 >> 1);
                 let (cx, cy) = pixel_center(px, py);
-                attr_base[lane] = t.attrs as usize;
-                center[lane] = barycentrics(t, cx, cy);
-                centroid[lane] = if wants_centroid && cov != 0 && cov != full {
-                    let [ox, oy] = self.pattern.offsets[cov.trailing_zeros() as usize];
-                    barycentrics(
-                        t,
-                        ((px as i64) << SUBPIXEL_BITS) + ox,
-                        ((py as i64) << SUBPIXEL_BITS) + oy,
-                    )
-                } else {
-                    center[lane]
-                };
+                center.set(lane, t, cx, cy);
+                if let Some(centroid) = &mut centroid {
+                    let cov = pend.raster[i];
+                    if cov != 0 && cov != full {
+                        let [ox, oy] = self.pattern.offsets[cov.trailing_zeros() as usize];
+                        let x = ((px as i64) << SUBPIXEL_BITS) + ox;
+                        let y = ((py as i64) << SUBPIXEL_BITS) + oy;
+                        centroid.set(lane, t, x, y);
+                    } else {
+                        centroid.set(lane, t, cx, cy);
+                    }
+                }
             }
         }
+        let center_weights = center.weights();
+        let centroid_weights = centroid.map(|c| c.weights());
         if let Some(reg) = p.frag_position_reg {
+            let depths = center.depths();
             let r = warp.regs_mut(reg, 4);
             for (q, pend) in self.pending.iter().enumerate() {
-                let t = &self.triangles[pend.tri as usize];
                 for i in 0..4 {
                     let lane = q * 4 + i;
                     let px = pend.quad.x + (i as u32 & 1);
                     let py = pend.quad.y + (i as u32 >> 1);
-                    let (cx, cy) = pixel_center(px, py);
                     r[0][lane] = (px as f32 + 0.5).to_bits();
                     r[1][lane] = (py as f32 + 0.5).to_bits();
-                    r[2][lane] = depth_at(t, cx, cy).to_bits();
-                    r[3][lane] = center[lane].inv_w.to_bits();
                 }
             }
+            r[2] = depths.map(f32::to_bits);
+            r[3] = center_weights.inv_w.map(f32::to_bits);
         }
         if let Some(reg) = p.front_facing_reg {
             let r = &mut warp.regs_mut(reg, 1)[0];
@@ -272,22 +272,22 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // A quad's four lanes share a triangle: its three vertex values of each attribute
         // word are fetched once per quad and weighted per lane.
         for v in &p.varyings {
-            let weights = if v.sampling == Sampling::Centroid {
-                &centroid
-            } else {
-                &center
+            let weights = match &centroid_weights {
+                Some(w) if v.sampling == Sampling::Centroid => w,
+                _ => &center_weights,
             };
             let comps = v.components as usize;
             let regs = warp.regs_mut(v.fs_reg, v.components);
-            for q in 0..self.pending.len() {
-                let base = attr_base[q * 4] + v.word as usize;
-                let a = &self.attrs[base..base + 2 * words + comps];
-                for (c, reg) in regs.iter_mut().enumerate() {
-                    let f = [a[c], a[words + c], a[2 * words + c]];
-                    for lane in q * 4..q * 4 + 4 {
-                        reg[lane] = interpolate_word(v.interpolation, &weights[lane], f);
+            for (c, reg) in regs.iter_mut().enumerate() {
+                let mut values = [[0u32; WARP_LANES]; 3];
+                for (q, pend) in self.pending.iter().enumerate() {
+                    let base = self.triangles[pend.tri as usize].attrs as usize + v.word as usize;
+                    let a = &self.attrs[base..base + 2 * words + comps];
+                    for (k, values) in values.iter_mut().enumerate() {
+                        values[q * 4..q * 4 + 4].fill(a[k * words + c]);
                     }
                 }
+                interpolate_lanes(v.interpolation, weights, &values, reg);
             }
         }
         let program = p
@@ -317,7 +317,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             self.viewport.min_depth.max(self.viewport.max_depth),
         );
         for (q, pend) in self.pending.iter().enumerate() {
-            for i in 0..4 {
+            let mut covs = [0u8; 4];
+            for (i, covs) in covs.iter_mut().enumerate() {
                 let lane = q * 4 + i;
                 let mut cov = pend.quad.coverage[i];
                 if cov == 0 || info.discarded & (1 << lane) != 0 {
@@ -357,24 +358,34 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 {
                     counters.depth_samples_written += cov.count_ones() as u64;
                 }
-                for out in &p.color_outputs {
-                    let Some(surface) = self.colors[out.target].as_mut() else {
-                        continue;
-                    };
-                    let regs = warp.regs(out.reg, out.components);
-                    let mut color = [0.0, 0.0, 0.0, 1.0];
+                *covs = cov;
+            }
+            if covs == [0; 4] {
+                continue;
+            }
+            for out in &p.color_outputs {
+                let Some(surface) = self.colors[out.target].as_mut() else {
+                    continue;
+                };
+                let regs = warp.regs(out.reg, out.components);
+                let mut colors = [[0.0, 0.0, 0.0, 1.0]; 4];
+                for (i, color) in colors.iter_mut().enumerate() {
                     for (c, reg) in regs.iter().enumerate() {
-                        color[c] = f32::from_bits(reg[lane]);
+                        color[c] = f32::from_bits(reg[q * 4 + i]);
                     }
-                    let size = surface.rop.size;
-                    let at = surface.layout.pixel(px, py);
-                    // SAFETY: the pixel belongs to the tile this worker owns (SharedSurface
-                    // invariant).
-                    let texels = unsafe { surface.data.texels_mut(at, size * samples as usize) };
-                    let (written, blended) = surface.rop.write_pixel(texels, cov, color);
-                    counters.samples_written += written;
-                    counters.samples_blended += blended;
                 }
+                // A quad's four pixels are adjacent in the surface (8×8 tiles in Morton
+                // order, quads aligned), so its texels are one range.
+                let at = surface.layout.pixel(pend.quad.x, pend.quad.y);
+                // SAFETY: the quad belongs to the tile this worker owns (SharedSurface
+                // invariant).
+                let texels = unsafe { surface.data.texels_mut(at, 4 * surface.layout.pixel_bytes) };
+                let (written, blended) =
+                    surface
+                        .rop
+                        .write_quad(texels, samples as usize, covs, &colors);
+                counters.samples_written += written;
+                counters.samples_blended += blended;
             }
         }
         self.pending.clear();

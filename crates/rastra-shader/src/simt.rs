@@ -34,7 +34,17 @@ pub(crate) enum Class {
 /// One op of SIMT code. `*_pc` fields are indices into [`Code::ops`].
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Op {
-    Inst(Inst, Class),
+    /// A barrier (it suspends the warp, so it never joins a run).
+    Barrier,
+    /// `len` straight-line instructions, `Code::insts[start..start + len]`: issued together
+    /// (one budget check, one update of the statistics) and executed back to back — no
+    /// control flow can enter or leave a run.
+    Run {
+        start: u32,
+        len: u32,
+        /// Instructions of each [`Class`], indexed by the class.
+        classes: [u32; 5],
+    },
     /// Push an `If` frame; run the accept block (pc + 1) on `mask & cond`.
     If {
         cond: Reg,
@@ -121,6 +131,8 @@ pub(crate) struct Frame {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Code {
     pub ops: Vec<Op>,
+    /// The instructions of every [`Op::Run`].
+    pub insts: Vec<Inst>,
     /// Frames a warp needs at most, the root frame included.
     pub max_depth: u32,
 }
@@ -130,6 +142,7 @@ impl Code {
     pub fn new(block: &Block) -> Code {
         let mut b = Builder {
             ops: Vec::new(),
+            insts: Vec::new(),
             depth: 1,
             max_depth: 1,
             loops: Vec::new(),
@@ -140,6 +153,7 @@ impl Code {
         b.ops.push(Op::End);
         Code {
             ops: b.ops,
+            insts: b.insts,
             max_depth: b.max_depth,
         }
     }
@@ -147,6 +161,7 @@ impl Code {
 
 struct Builder {
     ops: Vec<Op>,
+    insts: Vec<Inst>,
     /// Frames on the stack at the current position (root = 1).
     depth: u32,
     max_depth: u32,
@@ -186,8 +201,35 @@ impl Builder {
 
     fn node(&mut self, node: &Node) {
         match node {
+            Node::Inst(Inst::Barrier) => {
+                self.push(Op::Barrier);
+            }
+            // Consecutive instructions extend the run just pushed. Jump targets are always
+            // control ops or the start of a run (every pc the builder takes is followed by a
+            // control op or a new run), so nothing jumps into the middle of a run.
             Node::Inst(inst) => {
-                self.push(Op::Inst(inst.clone(), class(inst)));
+                let at = self.insts.len() as u32;
+                self.insts.push(inst.clone());
+                let class = class(inst) as usize;
+                match self.ops.last_mut() {
+                    Some(Op::Run {
+                        start,
+                        len,
+                        classes,
+                    }) if *start + *len == at => {
+                        *len += 1;
+                        classes[class] += 1;
+                    }
+                    _ => {
+                        let mut classes = [0; 5];
+                        classes[class] = 1;
+                        self.push(Op::Run {
+                            start: at,
+                            len: 1,
+                            classes,
+                        });
+                    }
+                }
             }
             Node::If {
                 cond,

@@ -164,6 +164,35 @@ fn issue(
     Ok(())
 }
 
+/// Counts the issue of a run of `len` straight-line instructions (see [`issue`]); the budget
+/// must cover the whole run.
+#[inline(always)]
+fn issue_run(
+    budget: &mut u64,
+    info: &mut ExecInfo,
+    len: u32,
+    classes: &[u32; 5],
+    mask: Mask,
+    lanes: &mut (Mask, u64),
+) -> Result<(), ExecError> {
+    let len = len as u64;
+    if *budget < len {
+        return Err(ExecError::BudgetExhausted);
+    }
+    *budget -= len;
+    info.instructions += len;
+    if lanes.0 != mask {
+        *lanes = (mask, mask.count_ones() as u64);
+    }
+    info.active_lanes += lanes.1 * len;
+    info.alu += classes[Class::Alu as usize] as u64;
+    info.transcendental += classes[Class::Transcendental as usize] as u64;
+    info.memory += classes[Class::Memory as usize] as u64;
+    info.texture += classes[Class::Texture as usize] as u64;
+    info.control += classes[Class::Control as usize] as u64;
+    Ok(())
+}
+
 /// Runs `warp` from its current state until the program ends or a barrier is issued,
 /// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
 pub(crate) fn run(
@@ -176,6 +205,7 @@ pub(crate) fn run(
     info: &mut ExecInfo,
 ) -> Result<Stop, ExecError> {
     let code = &program.simt.ops[..];
+    let insts = &program.simt.insts[..];
     let regs = &mut warp.regs[..];
     let st = &mut warp.state;
     let mem = MemCx { resources, shared };
@@ -184,16 +214,49 @@ pub(crate) fn run(
         let op = &code[st.pc as usize];
         st.pc += 1;
         match op {
-            Op::Inst(inst, class) => {
-                issue(budget, info, *class, st.mask, &mut lanes)?;
-                match inst {
-                    Inst::Barrier => return Ok(Stop::Barrier),
-                    Inst::Texture(t) => crate::texture::execute(regs, t, st.mask, resources, unit),
-                    Inst::Image(i) => {
-                        crate::image::execute(regs, i, st.mask, st.mask & !st.helpers, resources)
+            Op::Run {
+                start,
+                len,
+                classes,
+            } => {
+                issue_run(budget, info, *len, classes, st.mask, &mut lanes)?;
+                let (mask, effects) = (st.mask, st.mask & !st.helpers);
+                // The common register-to-register instructions run here, the rest in
+                // `exec_inst`.
+                for inst in &insts[*start as usize..(*start + *len) as usize] {
+                    match *inst {
+                        Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
+                        Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
+                        Inst::Store { dst, src } => {
+                            let s = regs[src.0 as usize];
+                            masked_store(&mut regs[dst.0 as usize], &s, mask);
+                        }
+                        Inst::Unary { op, dst, a } => {
+                            let x = regs[a.0 as usize];
+                            op.eval_lanes(&x, &mut regs[dst.0 as usize]);
+                        }
+                        Inst::Binary { op, dst, a, b } => {
+                            let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
+                            op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
+                        }
+                        Inst::Ternary { op, dst, a, b, c } => {
+                            let (x, y, z) =
+                                (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
+                            op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
+                        }
+                        Inst::Texture(ref t) => {
+                            crate::texture::execute(regs, t, mask, resources, unit)
+                        }
+                        Inst::Image(ref i) => {
+                            crate::image::execute(regs, i, mask, effects, resources)
+                        }
+                        _ => exec_inst(regs, inst, mask, effects, &mem),
                     }
-                    _ => exec_inst(regs, inst, st.mask, st.mask & !st.helpers, &mem),
                 }
+            }
+            Op::Barrier => {
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
+                return Ok(Stop::Barrier);
             }
             Op::If {
                 cond,
@@ -396,22 +459,21 @@ impl MemCx<'_, '_> {
     }
 }
 
-/// Executes one straight-line instruction (not `Barrier`). `mask` = active lanes, `effects` =
-/// active lanes allowed side effects.
-#[inline]
+/// `dst = src` on the lanes in `mask`, as a select (no branch per lane).
+#[inline(always)]
+fn masked_store(dst: &mut [u32; WARP_LANES], src: &[u32; WARP_LANES], mask: Mask) {
+    for l in 0..WARP_LANES {
+        let on = 0u32.wrapping_sub((mask >> l) as u32 & 1);
+        dst[l] = (src[l] & on) | (dst[l] & !on);
+    }
+}
+
+/// Executes one straight-line instruction other than those `run` executes itself (register
+/// moves, ALU operations, barriers, texture and image instructions). `mask` = active lanes,
+/// `effects` = active lanes allowed side effects.
+#[inline(never)]
 fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: Mask, m: &MemCx) {
     match *inst {
-        Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
-        Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
-        Inst::Store { dst, src } => {
-            let s = regs[src.0 as usize];
-            let d = &mut regs[dst.0 as usize];
-            for l in 0..WARP_LANES {
-                if lane_on(mask, l) {
-                    d[l] = s[l];
-                }
-            }
-        }
         Inst::LoadIndexed {
             dst,
             base,
@@ -442,18 +504,6 @@ fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: M
                     regs[(base.0 + k) as usize][l] = s[l];
                 }
             }
-        }
-        Inst::Unary { op, dst, a } => {
-            let x = regs[a.0 as usize];
-            op.eval_lanes(&x, &mut regs[dst.0 as usize]);
-        }
-        Inst::Binary { op, dst, a, b } => {
-            let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
-            op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
-        }
-        Inst::Ternary { op, dst, a, b, c } => {
-            let (x, y, z) = (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
-            op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
         }
         Inst::Derivative {
             axis,
@@ -535,7 +585,16 @@ fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: M
             let len = m.words(Mem::Buffer(slot)).len() * 4;
             regs[dst.0 as usize] = [len.min(u32::MAX as usize) as u32; WARP_LANES];
         }
-        Inst::Barrier | Inst::Texture(_) | Inst::Image(_) => {}
+        // Run by `run` itself.
+        Inst::Const { .. }
+        | Inst::Mov { .. }
+        | Inst::Store { .. }
+        | Inst::Unary { .. }
+        | Inst::Binary { .. }
+        | Inst::Ternary { .. }
+        | Inst::Barrier
+        | Inst::Texture(_)
+        | Inst::Image(_) => {}
         Inst::LaneId { dst } => {
             regs[dst.0 as usize] = std::array::from_fn(|l| l as u32);
         }

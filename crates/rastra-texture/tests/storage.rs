@@ -568,3 +568,27 @@ fn single_aspect_copies_of_combined_formats() {
         whole
     );
 }
+
+/// The ROPs write a 2×2 quad (even x and y) as one range: its pixels are adjacent in
+/// memory, in quad order (x first), for every surface of every size and sample count.
+#[test]
+fn a_quads_pixels_are_adjacent() {
+    for (size, samples, format) in [
+        ([37, 21, 1], 1, F::Rgba8Unorm),
+        ([64, 8, 1], 4, F::Rgba16Float),
+        ([9, 33, 1], 1, F::Depth32Float),
+    ] {
+        let t = Texture::new(desc(D::D2, size, 1, samples, format)).unwrap();
+        let s = t.surface(0, 0).unwrap();
+        for y in (0..size[1]).step_by(2) {
+            for x in (0..size[0]).step_by(2) {
+                let at = s.pixel(x, y);
+                for i in 0..4 {
+                    let (px, py) = (x + (i & 1), y + (i >> 1));
+                    assert_eq!(s.pixel(px, py), at + i as usize * s.pixel_bytes);
+                }
+                assert!(at + 4 * s.pixel_bytes <= s.base + s.bytes);
+            }
+        }
+    }
+}
