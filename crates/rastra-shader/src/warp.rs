@@ -463,7 +463,7 @@ impl MemCx<'_, '_> {
 #[inline(always)]
 fn masked_store(dst: &mut [u32; WARP_LANES], src: &[u32; WARP_LANES], mask: Mask) {
     for l in 0..WARP_LANES {
-        let on = 0u32.wrapping_sub((mask >> l) as u32 & 1);
+        let on = 0u32.wrapping_sub((mask >> l) & 1);
         dst[l] = (src[l] & on) | (dst[l] & !on);
     }
 }
