@@ -3,6 +3,9 @@
 //! `<name> rastra_ms=<median> lavapipe_ms=<median> ratio=<rastra/lavapipe>`. With `--wgpu`,
 //! a second line per workload, `<name>/wgpu …`, times rastra running the workload as the
 //! same wgpu program lavapipe runs (through `rastra_wgpu`), API translation included.
+//! When rastra runs on more than one thread, each workload also runs on one thread and a
+//! line `<name> threads=<N> speedup=<1-thread time / N-thread time> rastra_1thread_ms=…`
+//! gives the scaling (`--no-scaling` skips it).
 
 use rastra::DeviceDescriptor;
 use rastra_lavapipe::Lavapipe;
@@ -51,20 +54,30 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             }
         }
     };
+    let device = DeviceDescriptor {
+        threads: args.threads,
+        ..DeviceDescriptor::default()
+    };
+    let threads = device.resolved_threads();
+    // The one-thread device of the scaling lines, when there is something to compare.
+    let single = (threads > 1 && !args.no_scaling).then(|| DeviceDescriptor {
+        threads: Some(1),
+        ..DeviceDescriptor::default()
+    });
     println!(
-        "# {width}x{height}, median of {} runs, machine threads available: {}",
+        "# {width}x{height}, median of {} runs, rastra threads: {threads}, machine threads available: {}",
         args.runs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let through_wgpu = if args.wgpu {
         println!("# --wgpu: `<name>/wgpu` lines run rastra through rastra_wgpu::instance()");
-        Some(rastra_wgpu_device()?)
+        Some(rastra_wgpu_device(device.clone())?)
     } else {
         None
     };
     for frame in &frames {
         let rastra = frame
-            .render(&DeviceDescriptor::default(), args.runs)
+            .render(&device, args.runs)
             .map_err(|e| format!("{}: {e}", frame.name))?;
         let reference = match &lavapipe {
             Some(l) => Some(
@@ -75,6 +88,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             None => None,
         };
         report(&frame.name, rastra.median_ms(), reference);
+        if let Some(single) = &single {
+            let one = frame
+                .render(single, args.runs)
+                .map_err(|e| format!("{} on one thread: {e}", frame.name))?;
+            report_scaling(&frame.name, threads, one.median_ms(), rastra.median_ms());
+        }
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::render_on(device, queue, frame, args.runs)
                 .map_err(|e| format!("{} through wgpu: {e}", frame.name))?
@@ -85,7 +104,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let compute = workloads::fma_then_reduce(COMPUTE_INVOCATIONS);
     if wanted(&compute.name) {
         let rastra = compute
-            .run(&DeviceDescriptor::default(), args.runs)
+            .run(&device, args.runs)
             .map_err(|e| format!("{}: {e}", compute.name))?;
         let reference = match &lavapipe {
             Some(l) => Some(
@@ -96,6 +115,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             None => None,
         };
         report(&compute.name, rastra.median_ms(), reference);
+        if let Some(single) = &single {
+            let one = compute
+                .run(single, args.runs)
+                .map_err(|e| format!("{} on one thread: {e}", compute.name))?;
+            report_scaling(&compute.name, threads, one.median_ms(), rastra.median_ms());
+        }
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::run_compute_on(device, queue, &compute, args.runs)
                 .map_err(|e| format!("{} through wgpu: {e}", compute.name))?
@@ -106,9 +131,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// A wgpu device on rastra with every feature its adapter advertises.
-fn rastra_wgpu_device() -> Result<(wgpu::Device, wgpu::Queue), String> {
-    let instance = rastra_wgpu::instance();
+/// A wgpu device on rastra (configured by `config`) with every feature its adapter advertises.
+fn rastra_wgpu_device(config: DeviceDescriptor) -> Result<(wgpu::Device, wgpu::Queue), String> {
+    let instance = rastra_wgpu::instance_with(config);
     let adapter = pollster::block_on(instance.request_adapter(&Default::default()))
         .map_err(|e| format!("rastra's wgpu adapter: {e}"))?;
     pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -117,6 +142,14 @@ fn rastra_wgpu_device() -> Result<(wgpu::Device, wgpu::Queue), String> {
         ..Default::default()
     }))
     .map_err(|e| format!("a wgpu device on rastra: {e}"))
+}
+
+/// Prints one workload's scaling line: its one-thread time over its `threads`-thread time.
+fn report_scaling(name: &str, threads: usize, one_ms: f64, n_ms: f64) {
+    println!(
+        "{name} threads={threads} speedup={:.2} rastra_1thread_ms={one_ms:.2}",
+        one_ms / n_ms
+    );
 }
 
 /// Prints one workload's line.

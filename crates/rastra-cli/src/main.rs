@@ -47,6 +47,10 @@ pub struct RenderArgs {
     /// Also write the statistics as JSON here.
     #[arg(long)]
     stats: Option<PathBuf>,
+    /// Worker threads (default: `RASTRA_THREADS`, else one per core). The image and the
+    /// statistics are the same for any count.
+    #[arg(long, value_parser = parse_threads)]
+    threads: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -67,6 +71,19 @@ pub struct BenchArgs {
     /// wgpu code lavapipe runs), reported as a second line per workload.
     #[arg(long)]
     wgpu: bool,
+    /// rastra's worker threads (default: `RASTRA_THREADS`, else one per core).
+    #[arg(long, value_parser = parse_threads)]
+    threads: Option<usize>,
+    /// Skip the one-thread runs that measure rastra's speed-up from 1 to N threads.
+    #[arg(long)]
+    no_scaling: bool,
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}` is not a thread count (a whole number, at least 1)")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -98,6 +115,7 @@ fn main() -> ExitCode {
             msaa: 1,
             out: "rastra.png".into(),
             stats: None,
+            threads: None,
         }),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),

@@ -34,7 +34,13 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     let frame = frame_for(&args.scene, width, height, args.msaa)?;
     let built = start.elapsed();
     let rendered = frame
-        .render(&DeviceDescriptor::default(), 1)
+        .render(
+            &DeviceDescriptor {
+                threads: args.threads,
+                ..DeviceDescriptor::default()
+            },
+            1,
+        )
         .map_err(|e| format!("rendering {}: {e}", args.scene))?;
     write_png(&args.out, width, height, &rendered.pixels)?;
     println!(
