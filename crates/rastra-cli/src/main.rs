@@ -82,7 +82,9 @@ pub struct BenchArgs {
 fn parse_threads(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("`{s}` is not a thread count (a whole number, at least 1)")),
+        _ => Err(format!(
+            "`{s}` is not a thread count (a whole number, at least 1)"
+        )),
     }
 }
 

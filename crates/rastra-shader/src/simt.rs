@@ -99,6 +99,12 @@ pub(crate) enum Op {
     Break {
         frame: u32,
     },
+    /// `if !cond { break; }` (every `for` and `while` loop's exit test) as one op: lanes
+    /// where `cond == 0` leave for frame `frame`, the others go on; no frame is pushed.
+    BreakUnless {
+        cond: Reg,
+        frame: u32,
+    },
     Continue {
         frame: u32,
     },
@@ -230,6 +236,17 @@ impl Builder {
                         });
                     }
                 }
+            }
+            Node::If {
+                cond,
+                accept,
+                reject,
+            } if accept.is_empty()
+                && matches!(reject.as_slice(), [Node::Break])
+                && !self.breaks.is_empty() =>
+            {
+                let frame = self.breaks[self.breaks.len() - 1];
+                self.push(Op::BreakUnless { cond: *cond, frame });
             }
             Node::If {
                 cond,

@@ -414,6 +414,19 @@ pub(crate) fn run(
                 st.mask = 0;
                 st.pc = st.frames[st.frames.len() - 1].end;
             }
+            Op::BreakUnless { cond, frame } => {
+                issue(budget, info, Class::Control, st.mask, &mut lanes)?;
+                let c = cond_mask(&regs[cond.0 as usize]);
+                let leaving = st.mask & !c;
+                if leaving != 0 {
+                    if st.mask & c != 0 {
+                        info.divergent_branches += 1;
+                    }
+                    st.frames[*frame as usize].a |= leaving;
+                    st.mask &= c;
+                    st.skip_if_empty();
+                }
+            }
             Op::Continue { frame } => {
                 issue(budget, info, Class::Control, st.mask, &mut lanes)?;
                 st.frames[*frame as usize].b |= st.mask;
