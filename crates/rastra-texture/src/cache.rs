@@ -144,6 +144,9 @@ impl TexelCacheStats {
     }
 }
 
+/// Taps of one footprint the cache resolves together: a bilinear footprint on two levels.
+const MAX_FOOTPRINT: usize = 8;
+
 /// An L1 line tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct LineKey {
@@ -355,33 +358,54 @@ impl TexelCache {
         self.stats.requests += 1;
         self.stats.texel_reads += taps.len() as u64;
         let (lw, lh) = self.line_dims(src.texture);
-        let key_of = |tap: &TexelAddr| LineKey {
-            tex: src.texture.id(),
-            generation: src.texture.generation(),
-            format: src.format,
-            aspect: src.aspect,
-            level: tap.level,
-            slice: tap.slice,
-            lx: tap.x / lw,
-            ly: tap.y / lh,
-        };
-        // One access per distinct line; its taps are read out right away, so a later
-        // access of the same footprint may evict the line without changing results.
-        let mut done = [false; 8];
-        for i in 0..taps.len().min(out.len()) {
-            if done.get(i).copied().unwrap_or(false) {
+        let n = taps.len().min(out.len());
+        for start in (0..n).step_by(MAX_FOOTPRINT) {
+            let end = (start + MAX_FOOTPRINT).min(n);
+            self.fetch_footprint(src, (lw, lh), &taps[start..end], &mut out[start..end]);
+        }
+    }
+
+    /// [`TexelCache::fetch`] for at most [`MAX_FOOTPRINT`] taps: each tap's line (level,
+    /// slice, line x, line y) and place in it are worked out once, then one access per
+    /// distinct line reads out every tap in it right away (so a later access of the same
+    /// footprint may evict the line without changing results).
+    fn fetch_footprint(
+        &mut self,
+        src: &Source,
+        (lw, lh): (u32, u32),
+        taps: &[TexelAddr],
+        out: &mut [[u32; 4]],
+    ) {
+        // Line sides are powers of two (`CacheConfig`): shifts and masks, no divisions.
+        let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
+        let mut line = [[0u32; 4]; MAX_FOOTPRINT];
+        let mut within = [0usize; MAX_FOOTPRINT];
+        for (i, t) in taps.iter().enumerate() {
+            line[i] = [t.level, t.slice, t.x >> sx, t.y >> sy];
+            within[i] = (((t.y & (lh - 1)) << sx) | (t.x & (lw - 1))) as usize;
+        }
+        let mut done = 0u32;
+        for i in 0..taps.len() {
+            if done & (1 << i) != 0 {
                 continue;
             }
-            let key = key_of(&taps[i]);
+            let [level, slice, lx, ly] = line[i];
+            let key = LineKey {
+                tex: src.texture.id(),
+                generation: src.texture.generation(),
+                format: src.format,
+                aspect: src.aspect,
+                level,
+                slice,
+                lx,
+                ly,
+            };
             let way = self.access(src, &key, (lw, lh));
-            for j in i..taps.len().min(out.len()) {
-                if j == i || (!done.get(j).copied().unwrap_or(false) && key_of(&taps[j]) == key) {
-                    let t = &taps[j];
-                    let within = ((t.y % lh) * lw + t.x % lw) as usize;
-                    out[j] = self.data[way * self.line_texels + within];
-                    if let Some(d) = done.get_mut(j) {
-                        *d = true;
-                    }
+            let base = way * self.line_texels;
+            for j in i..taps.len() {
+                if done & (1 << j) == 0 && line[j] == line[i] {
+                    out[j] = self.data[base + within[j]];
+                    done |= 1 << j;
                 }
             }
         }
@@ -427,7 +451,11 @@ impl TexelCache {
         for ty in 0..lh {
             for tx in 0..lw {
                 let (x, y) = (key.lx * lw + tx, key.ly * lh + ty);
-                let (ex, ey) = (x / bw, y / bh);
+                let (ex, ey) = if bw == 1 && bh == 1 {
+                    (x, y)
+                } else {
+                    (x / bw, y / bh)
+                };
                 let out = &mut line[(ty * lw + tx) as usize];
                 *out = [0; 4];
                 if ex >= ew || ey >= eh {
@@ -440,8 +468,15 @@ impl TexelCache {
                 if decoded != Some((ex, ey)) {
                     // A new element: its bytes come through the L2.
                     let lb = self.l2_line_bytes;
-                    let first = address / lb;
-                    let last = (address + elem_bytes - 1) / lb;
+                    let line_of = |a: u64| {
+                        if lb.is_power_of_two() {
+                            a >> lb.trailing_zeros()
+                        } else {
+                            a / lb
+                        }
+                    };
+                    let first = line_of(address);
+                    let last = line_of(address + elem_bytes - 1);
                     for l in first..=last {
                         if !l2_lines.contains(&l) {
                             l2_lines.push(l);
