@@ -83,6 +83,7 @@ fn identical_for_any_thread_count() {
         builtin::scene(160, 96, 4),
         rastra_scene::workloads::small_triangles(128, 96, 5_000),
         rastra_scene::workloads::textured_cubes(128, 72, 900),
+        rastra_scene::workloads::blended_layers(96, 64, 6),
     ] {
         let render = |threads| {
             frame
