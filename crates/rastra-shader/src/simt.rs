@@ -100,7 +100,9 @@ pub(crate) enum Op {
         frame: u32,
     },
     /// `if !cond { break; }` (every `for` and `while` loop's exit test) as one op: lanes
-    /// where `cond == 0` leave for frame `frame`, the others go on; no frame is pushed.
+    /// where `cond == 0` leave for frame `frame`, the others go on; no frame is pushed. It
+    /// issues as one control instruction (the `If` and `Break` it replaces were two when
+    /// some lanes left).
     BreakUnless {
         cond: Reg,
         frame: u32,

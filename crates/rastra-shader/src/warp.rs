@@ -165,7 +165,8 @@ fn issue(
 }
 
 /// Counts the issue of a run of `len` straight-line instructions (see [`issue`]); the budget
-/// must cover the whole run.
+/// must cover the whole run (a run that does not fit is not started: the device is lost
+/// either way, a runaway shader's last partial run is simply not executed).
 #[inline(always)]
 fn issue_run(
     budget: &mut u64,
