@@ -1,6 +1,8 @@
 //! Binning into screen tiles (T8 "Going wide during rasterization"; BRIEF "Work
-//! distribution"): after setup, each triangle is appended to the bin of every tile its bounds
-//! touch. Bins keep API order, so a tile can be processed on its own — by any worker, later —
+//! distribution"; OpenSWR's per-chunk binning): after setup, each triangle is recorded in
+//! the bin of every tile its bounds touch. Each front-end chunk bins its own triangles, on
+//! whichever worker set them up; a tile's work is then the concatenation of its bins over the
+//! chunks, in chunk order — API order — so a tile can be processed on its own, by any worker,
 //! without breaking the ordering rules depth testing and blending depend on.
 
 use rastra_stats::Counters;
@@ -11,47 +13,28 @@ use crate::setup::PixelRect;
 /// throughput issue).
 pub const TILE_SIZE: u32 = 64;
 
-/// Per-tile lists of triangle indices, in submission order.
-pub struct Bins {
+/// The framebuffer's grid of screen tiles, numbered row by row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileGrid {
     pub tiles_x: u32,
     pub tiles_y: u32,
     pub width: u32,
     pub height: u32,
-    pub bins: Vec<Vec<u32>>,
 }
 
-impl Bins {
-    pub fn new(width: u32, height: u32) -> Bins {
-        let tiles_x = width.div_ceil(TILE_SIZE);
-        let tiles_y = height.div_ceil(TILE_SIZE);
-        Bins {
-            tiles_x,
-            tiles_y,
+impl TileGrid {
+    pub fn new(width: u32, height: u32) -> TileGrid {
+        TileGrid {
+            tiles_x: width.div_ceil(TILE_SIZE),
+            tiles_y: height.div_ceil(TILE_SIZE),
             width,
             height,
-            bins: vec![Vec::new(); (tiles_x * tiles_y) as usize],
         }
     }
 
-    /// Empties every bin.
-    pub fn clear(&mut self) {
-        for bin in &mut self.bins {
-            bin.clear();
-        }
-    }
-
-    /// Appends triangle `index` to every tile overlapping `bounds`.
-    pub fn insert(&mut self, index: u32, bounds: &PixelRect, counters: &mut Counters) {
-        let tx0 = bounds.x0 / TILE_SIZE;
-        let ty0 = bounds.y0 / TILE_SIZE;
-        let tx1 = bounds.x1 / TILE_SIZE;
-        let ty1 = bounds.y1 / TILE_SIZE;
-        for ty in ty0..=ty1 {
-            for tx in tx0..=tx1 {
-                self.bins[(ty * self.tiles_x + tx) as usize].push(index);
-                counters.tile_bin_entries += 1;
-            }
-        }
+    /// Number of tiles.
+    pub fn count(&self) -> usize {
+        (self.tiles_x * self.tiles_y) as usize
     }
 
     /// Pixel rectangle of tile `t`, clipped to the framebuffer.
@@ -64,5 +47,96 @@ impl Bins {
             x1: ((tx + 1) * TILE_SIZE).min(self.width) - 1,
             y1: ((ty + 1) * TILE_SIZE).min(self.height) - 1,
         }
+    }
+}
+
+/// One chunk's bins: `(tile, triangle)` entries, sorted by tile and, within a tile, by
+/// triangle — the chunk's submission order.
+#[derive(Clone, Debug, Default)]
+pub struct ChunkBins {
+    /// `tile << 32 | triangle`, so sorting the keys sorts by tile, then triangle.
+    entries: Vec<u64>,
+    sorted: bool,
+}
+
+impl ChunkBins {
+    /// Empties the bins (keeping the allocation).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.sorted = true;
+    }
+
+    /// Records chunk-local triangle `index` in every tile overlapping `bounds`. Triangles
+    /// must be inserted in increasing index order.
+    pub fn insert(
+        &mut self,
+        grid: &TileGrid,
+        index: u32,
+        bounds: &PixelRect,
+        counters: &mut Counters,
+    ) {
+        let tx0 = bounds.x0 / TILE_SIZE;
+        let ty0 = bounds.y0 / TILE_SIZE;
+        let tx1 = bounds.x1 / TILE_SIZE;
+        let ty1 = bounds.y1 / TILE_SIZE;
+        for ty in ty0..=ty1 {
+            for tx in tx0..=tx1 {
+                let tile = (ty * grid.tiles_x + tx) as u64;
+                self.entries.push(tile << 32 | index as u64);
+                counters.tile_bin_entries += 1;
+            }
+        }
+        self.sorted = self.entries.len() <= 1;
+    }
+
+    /// Sorts the entries by tile; called once after the chunk's last insertion.
+    pub fn finish(&mut self) {
+        if !self.sorted {
+            self.entries.sort_unstable();
+            self.sorted = true;
+        }
+    }
+
+    /// The chunk's triangles in tile `t`, in submission order.
+    pub fn bin(&self, t: usize) -> impl Iterator<Item = u32> + '_ {
+        debug_assert!(self.sorted, "bins are read after finish()");
+        let t = t as u64;
+        let start = self.entries.partition_point(|&e| e >> 32 < t);
+        let end = start + self.entries[start..].partition_point(|&e| e >> 32 == t);
+        self.entries[start..end].iter().map(|&e| e as u32)
+    }
+
+    /// Every tile with at least one entry (repeated once per entry).
+    pub fn tiles(&self) -> impl Iterator<Item = usize> + '_ {
+        self.entries.iter().map(|&e| (e >> 32) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_keep_submission_order_per_tile() {
+        let grid = TileGrid::new(200, 100);
+        assert_eq!((grid.tiles_x, grid.tiles_y, grid.count()), (4, 2, 8));
+        let mut bins = ChunkBins::default();
+        bins.clear();
+        let mut c = Counters::default();
+        // Triangle 0 spans tiles 0, 1, 4, 5; triangle 1 only tile 5; triangle 2 tiles 1, 5.
+        let rect = |x0, y0, x1, y1| PixelRect { x0, y0, x1, y1 };
+        bins.insert(&grid, 0, &rect(10, 10, 70, 70), &mut c);
+        bins.insert(&grid, 1, &rect(65, 65, 80, 80), &mut c);
+        bins.insert(&grid, 2, &rect(100, 10, 100, 99), &mut c);
+        bins.finish();
+        assert_eq!(c.tile_bin_entries, 7);
+        let bin = |t| bins.bin(t).collect::<Vec<u32>>();
+        assert_eq!(bin(0), vec![0]);
+        assert_eq!(bin(1), vec![0, 2]);
+        assert_eq!(bin(4), vec![0]);
+        assert_eq!(bin(5), vec![0, 1, 2]);
+        assert_eq!(bin(2), Vec::<u32>::new());
+        assert_eq!(bin(7), Vec::<u32>::new());
+        assert_eq!(grid.tile_rect(7), rect(192, 64, 199, 99));
     }
 }

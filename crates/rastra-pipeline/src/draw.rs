@@ -1,42 +1,34 @@
 //! One draw through the whole pipeline — the part of the command processor that runs a
-//! draw (T2/T3 → T9). The front end (input assembly, vertex batches, clip, setup, binning)
-//! runs first and fills per-draw triangle storage and tile bins: assembly and batching on
-//! the submitting thread, shading, clipping and setup of groups of batches on the workers
-//! (OpenSWR's "any worker runs a chunk of the draw"), merged in batch order for binning.
-//! The back end then walks the tiles, each one independently, rasterizing its bin in API
-//! order into quads that go through the pixel pipeline.
+//! draw (T2/T3 → T9). The front end (`front_end`: input assembly, vertex batches, clip,
+//! setup, binning, chunk by chunk on the workers) fills per-chunk triangle storage and tile
+//! bins; the back end then walks the tiles, each one independently on any worker,
+//! rasterizing its bins in API order into quads that go through the pixel pipeline.
 
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use rastra_shader::{ExecError, Resources, TextureBinding, Warp};
+use rastra_shader::{ExecError, Resources, TextureBinding};
 use rastra_stats::Counters;
-use rastra_texture::{
-    CacheConfig, L2Cache, L2Request, Sampler, StorageImage, TexelCacheStats, TextureUnit,
-};
+use rastra_texture::{L2Cache, Sampler, StorageImage};
 
-use crate::binning::Bins;
-use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
 use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
+use crate::front_end::{Chunk, FrontEndOutput, front_end};
 use crate::hiz::{HiZBuffer, HiZMode, block_index, rejects};
-use crate::input_assembler::IndexSource;
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
 use crate::link::RenderPipeline;
 use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
-use crate::primitive::for_each_triangle;
 use crate::raster::BLOCK_SIZE;
 use crate::raster::{SamplePattern, rasterize};
-use crate::setup::{Culled, SetupState, Triangle};
+use crate::setup::Triangle;
 use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
-use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
 use crate::workers::Workers;
 
 /// A lower and an upper bound of a triangle's depth over the 8×8 block at (bx, by): its
@@ -175,26 +167,7 @@ impl From<ExecError> for DrawError {
     }
 }
 
-impl FrontEndOutput {
-    /// Empties the output after the back end consumed it (keeping allocations).
-    fn clear(&mut self) {
-        self.triangles.clear();
-        self.attrs.clear();
-        self.bins.clear();
-    }
-}
-
-/// What the front end produced for the back end.
-struct FrontEndOutput {
-    /// The viewport rectangle for per-sample tests, when its edges are fractional.
-    viewport_bounds: Option<[crate::setup::Fixed; 4]>,
-    triangles: Vec<Triangle>,
-    attrs: Vec<u32>,
-    bins: Bins,
-}
-
-/// Runs one draw: the front end's assembly and batching on the calling thread, its batch
-/// groups and the back end's tiles on `workers`.
+/// Runs one draw: the front end's chunks and the back end's tiles on `workers`.
 /// `budget` is the shader instruction budget left for the submission; `l2` is the
 /// device's texture L2, shared by every texture unit (see `cores::account_texels`).
 pub fn draw(
@@ -216,13 +189,15 @@ pub fn draw(
         texel_cache,
         budget,
         counters,
-        &mut |front, vertex_texels, budget, counters| {
+        &mut |front, budget, counters| {
             // The vertex shaders' texel traffic reaches the L2 before the pixels', batch by
             // batch.
-            for texels in vertex_texels.drain(..) {
-                account_texels(texels, l2, counters);
+            for chunk in front.chunks.iter_mut() {
+                for texels in chunk.texels.drain(..) {
+                    account_texels(texels, l2, counters);
+                }
             }
-            out.samples_passed += back_end(call, fb, front, workers, l2, budget, counters)?;
+            out.samples_passed += back_end(call, fb, &front, workers, l2, budget, counters)?;
             Ok(())
         },
     )?;
@@ -236,322 +211,21 @@ pub struct DrawOutput {
     pub samples_passed: u64,
 }
 
-/// Triangles the front end sets up before handing them to the back end, which bounds the
-/// memory a draw holds however many primitives it has.
-const CHUNK_TRIANGLES: usize = 1 << 18;
-
-/// Vertex batches the front end hands to its workers at once: enough to share between
-/// threads, few enough that the hand-off and the in-order merge stay cheap.
-const GROUP_BATCHES: usize = 64;
-
-/// The texel-cache figures and L2 log of one vertex batch's shader core.
-type TexelLog = (TexelCacheStats, Vec<L2Request>);
-
-/// Where the front end hands its output: the back end, which consumes the triangles (and
-/// first replays the vertex batches' texel logs, in batch order).
-type BackEnd<'s> = dyn FnMut(&FrontEndOutput, &mut Vec<TexelLog>, &mut u64, &mut Counters) -> Result<(), DrawError>
-    + 's;
-
-/// Triangles set up from one vertex batch; `Triangle::attrs` index `attrs`.
-#[derive(Default)]
-struct SetUp {
-    triangles: Vec<Triangle>,
-    attrs: Vec<u32>,
-}
-
-/// What a worker returns for one vertex batch.
-struct BatchOutput {
-    set_up: SetUp,
-    counters: Counters,
-    texels: Option<TexelLog>,
-    /// Shader instructions the batch issued.
-    instructions: u64,
-}
-
-/// A worker's shader core for vertex batches, made once per chunk of work it takes.
-struct VertexCore {
-    warp: Warp,
-    shaded: ShadedBatch,
-    clipper: Clipper,
-    unit: TextureUnit,
-}
-
-/// Runs the front end over the whole draw, passing each chunk of set-up triangles (in API
-/// order) to `back_end` as it fills.
-///
-/// Input assembly and batching run on the calling thread (they decide the batches, so the
-/// vertex cache's figures do not depend on threads); groups of [`GROUP_BATCHES`] batches are
-/// then shaded, clipped and set up by the workers, one batch per job on a shader core whose
-/// texel L1 starts empty, and merged back in batch order — triangle numbering, tile bins
-/// and statistics come out as if one thread had done it all.
-#[allow(clippy::too_many_arguments)]
-fn front_end(
-    call: &DrawCall<'_>,
-    width: u32,
-    height: u32,
-    workers: &Workers,
-    texel_cache: CacheConfig,
-    budget: &mut u64,
-    counters: &mut Counters,
-    back_end: &mut BackEnd<'_>,
-) -> Result<(), DrawError> {
-    let p = call.pipeline;
-    let prim = &p.desc.primitive;
-    let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
-    let mut setup = SetupState::new(
-        call.viewport,
-        call.scissor,
-        width,
-        height,
-        prim.cull_mode,
-        prim.front_face,
-    );
-    if let Some(ds) = &p.desc.depth_stencil {
-        setup = setup.with_depth_bias(ds.bias, ds.format);
-    }
-    let words = p.varying_words as usize;
-    // How each attribute word is interpolated (the clipper needs it per word).
-    let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
-    for v in &p.varyings {
-        modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
-    }
-    let textured = call.vertex_resources.uses_textures();
-    let shading = VertexShading {
-        pipeline: p,
-        vertex_buffers: &call.vertex_buffers,
-        resources: call.vertex_resources.resources(),
-        clip_space,
-    };
-    let (source, count) = match call.range {
-        DrawRange::Vertices { first, count } => (IndexSource::Sequential { first }, count),
-        DrawRange::Indexed {
-            first,
-            count,
-            base_vertex,
-        } => {
-            let (data, format) = call
-                .index_buffer
-                .unwrap_or((BufferSlice::EMPTY, IndexFormat::Uint32));
-            (
-                IndexSource::Indexed {
-                    data,
-                    format,
-                    first,
-                    base_vertex,
-                },
-                count,
-            )
-        }
-    };
-
-    let mut out = FrontEndOutput {
-        viewport_bounds: setup.viewport_bounds,
-        triangles: Vec::new(),
-        attrs: Vec::new(),
-        bins: Bins::new(width, height),
-    };
-    let mut vertex_texels: Vec<TexelLog> = Vec::new();
-    // One batch on a worker's shader core: shade, then clip, cull and set up its triangles.
-    // Every batch of a group may use up to the budget left when the group started; the
-    // merge charges them in batch order, so exhaustion is decided the same way for any
-    // number of threads.
-    let run_batch = |core: &mut VertexCore,
-                     instance: u32,
-                     batch: &Batch,
-                     budget: u64|
-     -> Result<BatchOutput, ExecError> {
-        let mut counters = Counters::default();
-        if textured {
-            core.unit.invalidate_l1();
-        }
-        let mut local = budget;
-        shading.shade(
-            batch,
-            instance,
-            &mut core.warp,
-            &mut core.unit,
-            &mut core.shaded,
-            &mut local,
-            &mut counters,
-        )?;
-        let mut set_up = SetUp::default();
-        for slots in &batch.prims {
-            let s = slots.map(|s| s as usize);
-            process_triangle(
-                &setup,
-                &clip_space,
-                &mut core.clipper,
-                &modes,
-                &core.shaded,
-                s,
-                &mut set_up,
-                &mut counters,
-            );
-        }
-        Ok(BatchOutput {
-            set_up,
-            counters,
-            texels: textured.then(|| drain_texture_unit(&mut core.unit)),
-            instructions: budget - local,
-        })
-    };
-    // Batches gathered for the workers: (instance, batch); `pending` of them are in use
-    // (the rest keep their allocations for reuse).
-    let mut group: Vec<(u32, Batch)> = Vec::new();
-    let mut pending = 0usize;
-    let mut run_group = |group: &[(u32, Batch)],
-                         out: &mut FrontEndOutput,
-                         vertex_texels: &mut Vec<TexelLog>,
-                         budget: &mut u64,
-                         counters: &mut Counters|
-     -> Result<(), DrawError> {
-        let group_budget = *budget;
-        let results = workers.map_init(
-            group.len(),
-            || VertexCore {
-                warp: Warp::new(&p.desc.vertex),
-                shaded: ShadedBatch::default(),
-                clipper: Clipper::default(),
-                unit: TextureUnit::with_shared_l2(texel_cache),
-            },
-            |core, i| run_batch(core, group[i].0, &group[i].1, group_budget),
-        );
-        for result in results {
-            let batch = result?;
-            *budget = budget
-                .checked_sub(batch.instructions)
-                .ok_or(ExecError::BudgetExhausted)?;
-            counters.accumulate(&batch.counters);
-            vertex_texels.extend(batch.texels);
-            let base = out.attrs.len() as u32;
-            out.attrs.extend_from_slice(&batch.set_up.attrs);
-            for mut tri in batch.set_up.triangles {
-                tri.attrs += base;
-                let index = out.triangles.len() as u32;
-                out.bins.insert(index, &tri.bounds, counters);
-                out.triangles.push(tri);
-            }
-        }
-        if out.triangles.len() >= CHUNK_TRIANGLES {
-            back_end(out, vertex_texels, budget, counters)?;
-            out.clear();
-        }
-        Ok(())
-    };
-    let mut error: Option<DrawError> = None;
-    for instance in call.instances.clone() {
-        let mut batcher = Batcher::default();
-        let mut dispatch = |batch: &Batch, counters: &mut Counters| {
-            if error.is_some() {
-                return;
-            }
-            match group.get_mut(pending) {
-                Some(slot) => {
-                    slot.0 = instance;
-                    slot.1.clone_from(batch);
-                }
-                None => group.push((instance, batch.clone())),
-            }
-            pending += 1;
-            if pending == GROUP_BATCHES {
-                pending = 0;
-                if let Err(e) = run_group(&group, &mut out, &mut vertex_texels, budget, counters) {
-                    error = Some(e);
-                }
-            }
-        };
-        for_each_triangle(prim.topology, &source, count, counters, |t, counters| {
-            batcher.push(t, counters, &mut dispatch)
-        });
-        batcher.flush(counters, &mut dispatch);
-        if let Some(e) = error.take() {
-            return Err(e);
-        }
-    }
-    run_group(
-        &group[..pending],
-        &mut out,
-        &mut vertex_texels,
-        budget,
-        counters,
-    )?;
-    // The last chunk (possibly empty: the vertex shaders' texel traffic still counts).
-    back_end(&out, &mut vertex_texels, budget, counters)
-}
-
-/// Clip, cull and set up one assembled triangle (slots into the shaded batch).
-#[allow(clippy::too_many_arguments)]
-fn process_triangle(
-    setup: &SetupState,
-    clip_space: &ClipSpace,
-    clipper: &mut Clipper,
-    modes: &[rastra_shader::Interpolation],
-    shaded: &ShadedBatch,
-    s: [usize; 3],
-    out: &mut SetUp,
-    counters: &mut Counters,
-) {
-    counters.clipping_invocations += 1;
-    let codes = s.map(|k| shaded.outcodes[k]);
-    match classify(codes) {
-        ClipDecision::Reject => counters.culled_frustum += 1,
-        ClipDecision::Accept => {
-            counters.clipping_primitives += 1;
-            let pos = s.map(|k| &shaded.positions[k]);
-            let attrs = s.map(|k| shaded.attrs_of(k));
-            emit_triangle(setup, pos, attrs, out, counters);
-        }
-        ClipDecision::Clip => {
-            counters.primitives_clipped += 1;
-            let pos = s.map(|k| &shaded.positions[k]);
-            let attrs = s.map(|k| shaded.attrs_of(k));
-            let poly = clipper.clip(clip_space, pos, attrs, codes, modes);
-            let w = poly.words;
-            for i in 1..poly.len().saturating_sub(1) {
-                counters.clipping_primitives += 1;
-                let idx = [0, i, i + 1];
-                let pos = idx.map(|k| &poly.positions[k]);
-                let attrs = idx.map(|k| &poly.attrs[k * w..(k + 1) * w]);
-                emit_triangle(setup, pos, attrs, out, counters);
-            }
-        }
-    }
-}
-
-fn emit_triangle(
-    setup: &SetupState,
-    pos: [&[f32; 4]; 3],
-    attrs: [&[u32]; 3],
-    out: &mut SetUp,
-    counters: &mut Counters,
-) {
-    match setup.setup(pos, out.attrs.len() as u32) {
-        Ok(tri) => {
-            for k in tri.vertex_order {
-                out.attrs.extend_from_slice(attrs[k]);
-            }
-            counters.triangles_setup += 1;
-            out.triangles.push(tri);
-        }
-        Err(Culled::ZeroArea) => counters.culled_zero_area += 1,
-        Err(Culled::BackFace) => counters.culled_backface += 1,
-        Err(Culled::OutsideScissor) => counters.culled_scissor += 1,
-    }
-}
-
 fn back_end(
     call: &DrawCall<'_>,
     fb: &mut Framebuffer<'_>,
-    front: &FrontEndOutput,
+    front: &FrontEndOutput<'_>,
     workers: &Workers,
     l2: &mut L2Cache,
     budget: &mut u64,
     counters: &mut Counters,
 ) -> Result<u64, DrawError> {
     let p = call.pipeline;
-    if front.triangles.is_empty() {
+    let chunks: &[Chunk] = front.chunks;
+    if chunks.iter().all(|c| c.triangles.is_empty()) {
         return Ok(0);
     }
+    let words = p.varying_words as usize;
     let width = fb.width;
     let samples = fb.samples;
     let texel_cache = *l2.config();
@@ -602,9 +276,13 @@ fn back_end(
         call.viewport.min_depth.max(call.viewport.max_depth),
     ];
     let pattern = SamplePattern::for_count(samples);
-    let tiles: Vec<usize> = (0..front.bins.bins.len())
-        .filter(|&t| !front.bins.bins[t].is_empty())
-        .collect();
+    let mut used = vec![false; front.grid.count()];
+    for chunk in chunks {
+        for t in chunk.bins.tiles() {
+            used[t] = true;
+        }
+    }
+    let tiles: Vec<usize> = (0..used.len()).filter(|&t| used[t]).collect();
     let shared_budget = AtomicU64::new(*budget);
     let textured = call.fragment_resources.uses_textures();
     let new_pipe = || {
@@ -634,8 +312,6 @@ fn back_end(
         PixelPipe::new(
             p,
             call.fragment_resources.resources(),
-            &front.triangles,
-            &front.attrs,
             call.viewport,
             width,
             colors,
@@ -645,7 +321,7 @@ fn back_end(
     };
     let results = workers.map_init(tiles.len(), new_pipe, |pixels, k| {
         let t = tiles[k];
-        let rect = front.bins.tile_rect(t);
+        let rect = front.grid.tile_rect(t);
         let mut counters = Counters {
             tiles_rasterized: 1,
             ..Counters::default()
@@ -660,43 +336,46 @@ fn back_end(
         let mut result = Ok(());
         // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
         let mut bounds = hiz.map(|h| h.tile(t));
-        for &index in &front.bins.bins[t] {
-            let tri = &front.triangles[index as usize];
-            let test = |bx: u32, by: u32| {
-                let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
-                    hiz,
-                    bounds.as_deref(),
-                    p.desc.depth_stencil.as_ref(),
-                    depth.as_ref(),
-                ) else {
-                    return true;
+        'chunks: for chunk in chunks {
+            for index in chunk.bins.bin(t) {
+                let tri = &chunk.triangles[index as usize];
+                let attrs = chunk.attrs_of(tri, words);
+                let test = |bx: u32, by: u32| {
+                    let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
+                        hiz,
+                        bounds.as_deref(),
+                        p.desc.depth_stencil.as_ref(),
+                        depth.as_ref(),
+                    ) else {
+                        return true;
+                    };
+                    let (zmin, zmax) = block_depth_range(tri, bx, by);
+                    let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
+                    !rejects(
+                        h.mode,
+                        ds.depth_compare,
+                        b[block_index(bx, by)],
+                        zmin,
+                        zmax,
+                        q,
+                    )
                 };
-                let (zmin, zmax) = block_depth_range(tri, bx, by);
-                let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
-                !rejects(
-                    h.mode,
-                    ds.depth_compare,
-                    b[block_index(bx, by)],
-                    zmin,
-                    zmax,
-                    q,
-                )
-            };
-            rasterize(
-                tri,
-                &rect,
-                &pattern,
-                front.viewport_bounds.as_ref(),
-                hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
-                &mut counters,
-                |quad, counters| {
-                    if result.is_ok() {
-                        result = pixels.push(index, quad, &mut local, counters);
-                    }
-                },
-            );
-            if result.is_err() {
-                break;
+                rasterize(
+                    tri,
+                    &rect,
+                    &pattern,
+                    front.viewport_bounds.as_ref(),
+                    hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
+                    &mut counters,
+                    |quad, counters| {
+                        if result.is_ok() {
+                            result = pixels.push(tri, attrs, quad, &mut local, counters);
+                        }
+                    },
+                );
+                if result.is_err() {
+                    break 'chunks;
+                }
             }
         }
         if result.is_ok() {

@@ -37,6 +37,8 @@ pub mod vertex;
 
 pub mod workers;
 
+pub mod front_end;
+
 pub mod draw;
 
 pub mod compute;

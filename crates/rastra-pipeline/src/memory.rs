@@ -159,8 +159,25 @@ pub fn clear_color(format: TextureFormat, data: &mut [u8], layout: &SurfaceLayou
     let size = format.texel_size();
     let mut texel = [0u8; 16];
     format.encode_color(color.to_array(), &mut texel[..size]);
-    for chunk in subresource(data, layout).chunks_exact_mut(size) {
-        chunk.copy_from_slice(&texel[..size]);
+    fill_texels(subresource(data, layout), &texel[..size]);
+}
+
+/// Fills `dst` with copies of `texel`, as many whole texels as fit: the texel is written
+/// once and the filled part copied onto the rest, doubling each time (memory speed).
+fn fill_texels(dst: &mut [u8], texel: &[u8]) {
+    let size = texel.len();
+    let len = dst.len() / size * size;
+    let dst = &mut dst[..len];
+    if texel.iter().all(|&b| b == texel[0]) {
+        dst.fill(texel[0]);
+        return;
+    }
+    let mut filled = size.min(len);
+    dst[..filled].copy_from_slice(&texel[..filled]);
+    while filled < len {
+        let n = filled.min(len - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
     }
 }
 
@@ -173,6 +190,20 @@ pub fn clear_depth_stencil(
     stencil: Option<u8>,
 ) {
     let size = format.texel_size();
+    let whole_texel =
+        (depth.is_some() || !format.is_depth()) && (stencil.is_some() || !format.has_stencil());
+    if whole_texel {
+        // Every byte of a texel is cleared: encode one and replicate it.
+        let mut texel = [0u8; 16];
+        if let Some(z) = depth {
+            format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), &mut texel[..size]);
+        }
+        if let Some(s) = stencil {
+            format.encode_stencil(s, &mut texel[..size]);
+        }
+        fill_texels(subresource(data, layout), &texel[..size]);
+        return;
+    }
     for chunk in subresource(data, layout).chunks_exact_mut(size) {
         if let Some(z) = depth {
             format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), chunk);
@@ -222,6 +253,22 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fills_repeat_the_texel_exactly() {
+        for size in [1usize, 2, 4, 8, 16] {
+            for len in [0usize, 1, 7, 16, 100, 4096 + 8, 10_000] {
+                let texel: Vec<u8> = (0..size as u8).map(|b| b.wrapping_mul(37) + 1).collect();
+                let mut got = vec![0xeeu8; len];
+                fill_texels(&mut got, &texel);
+                let whole = len / size * size;
+                for (i, &b) in got.iter().enumerate() {
+                    let want = if i < whole { texel[i % size] } else { 0xee };
+                    assert_eq!(b, want, "size {size} len {len} byte {i}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn bytes_round_trip_through_words_at_any_alignment() {

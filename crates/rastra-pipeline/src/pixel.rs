@@ -26,8 +26,10 @@ const QUADS_PER_WARP: usize = WARP_LANES / 4;
 
 /// A quad waiting for a warp.
 #[derive(Clone, Copy)]
-struct Pending {
-    tri: u32,
+struct Pending<'a> {
+    tri: &'a Triangle,
+    /// The varying words of the triangle's three vertices.
+    attrs: &'a [u32],
     /// The quad with its live coverage: samples that survived the early depth test.
     quad: Quad,
     /// The rasterizer's coverage (after the sample mask, before any depth test): what
@@ -49,8 +51,6 @@ pub struct ColorSurface<'fb> {
 pub struct PixelPipe<'a, 'fb> {
     pub pipeline: &'a RenderPipeline,
     pub resources: Resources<'a>,
-    pub triangles: &'a [Triangle],
-    pub attrs: &'a [u32],
     pub pattern: SamplePattern,
     pub viewport: Viewport,
     pub width: u32,
@@ -63,7 +63,7 @@ pub struct PixelPipe<'a, 'fb> {
     /// shader's discard) — the occlusion-query counter, a result the API reads back, not a
     /// statistic.
     pub samples_passed: u64,
-    pending: Vec<Pending>,
+    pending: Vec<Pending<'a>>,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
@@ -71,8 +71,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     pub fn new(
         pipeline: &'a RenderPipeline,
         resources: Resources<'a>,
-        triangles: &'a [Triangle],
-        attrs: &'a [u32],
         viewport: Viewport,
         width: u32,
         colors: Vec<Option<ColorSurface<'fb>>>,
@@ -82,8 +80,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         PixelPipe {
             pipeline,
             resources,
-            triangles,
-            attrs,
             pattern: SamplePattern::for_count(pipeline.samples()),
             viewport,
             width,
@@ -96,10 +92,12 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         }
     }
 
-    /// Takes one rasterized quad of triangle `tri`.
+    /// Takes one rasterized quad of triangle `tri`, whose vertices' varying words are
+    /// `attrs`.
     pub fn push(
         &mut self,
-        tri: u32,
+        tri: &'a Triangle,
+        attrs: &'a [u32],
         mut quad: Quad,
         budget: &mut u64,
         counters: &mut Counters,
@@ -122,7 +120,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             self.flush(budget, counters)?;
         }
         let raster = quad.coverage;
-        let t = &self.triangles[tri as usize];
+        let t = tri;
         let mut z = [[0.0f32; 4]; 4];
         if mode != DepthMode::Off {
             for i in 0..4 {
@@ -178,6 +176,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         }
         self.pending.push(Pending {
             tri,
+            attrs,
             quad,
             raster,
             z,
@@ -214,7 +213,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let mut centroid = wants_centroid.then(WarpPoints::default);
         let full = self.pattern.full_mask();
         for (q, pend) in self.pending.iter().enumerate() {
-            let t = &self.triangles[pend.tri as usize];
+            let t = pend.tri;
             for i in 0..4 {
                 let lane = q * 4 + i;
                 if pend.quad.coverage[i] == 0 {
@@ -257,7 +256,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         if let Some(reg) = p.front_facing_reg {
             let r = &mut warp.regs_mut(reg, 1)[0];
             for (q, pend) in self.pending.iter().enumerate() {
-                let facing = self.triangles[pend.tri as usize].front_facing as u32;
+                let facing = pend.tri.front_facing as u32;
                 r[q * 4..q * 4 + 4].fill(facing);
             }
         }
@@ -281,8 +280,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             for (c, reg) in regs.iter_mut().enumerate() {
                 let mut values = [[0u32; WARP_LANES]; 3];
                 for (q, pend) in self.pending.iter().enumerate() {
-                    let base = self.triangles[pend.tri as usize].attrs as usize + v.word as usize;
-                    let a = &self.attrs[base..base + 2 * words + comps];
+                    let base = v.word as usize;
+                    let a = &pend.attrs[base..base + 2 * words + comps];
                     for (k, values) in values.iter_mut().enumerate() {
                         values[q * 4..q * 4 + 4].fill(a[k * words + c]);
                     }

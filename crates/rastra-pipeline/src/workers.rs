@@ -57,6 +57,33 @@ impl Workers {
     }
 }
 
+impl Workers {
+    /// Runs `job(&mut state, i, &mut items[i])` for every item, `state` made by `init` once
+    /// per chunk of work a worker takes.
+    pub fn for_each_mut<S, T: Send>(
+        &self,
+        items: &mut [T],
+        init: impl Fn() -> S + Sync + Send,
+        job: impl Fn(&mut S, usize, &mut T) + Sync + Send,
+    ) {
+        match &self.pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                items
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each_init(&init, |s, (i, item)| job(s, i, item))
+            }),
+            None => {
+                let mut state = init();
+                for (i, item) in items.iter_mut().enumerate() {
+                    job(&mut state, i, item);
+                }
+            }
+        }
+    }
+}
+
 impl Default for Workers {
     /// One worker per available core.
     fn default() -> Workers {

@@ -81,7 +81,8 @@ fn identical_for_any_thread_count() {
     for frame in [
         builtin::scene(200, 120, 1),
         builtin::scene(160, 96, 4),
-        rastra_scene::workloads::small_triangles(128, 96, 5_000),
+        // More than one group of front-end chunks.
+        rastra_scene::workloads::small_triangles(128, 96, 18_000),
         rastra_scene::workloads::textured_cubes(128, 72, 900),
         rastra_scene::workloads::blended_layers(96, 64, 6),
     ] {
@@ -109,6 +110,41 @@ fn identical_for_any_thread_count() {
             );
         }
     }
+}
+
+/// Images, compute results and statistics do not depend on the CPU's vector units: the
+/// AVX2+FMA versions of the hot loops compute what the baseline versions do (on a CPU
+/// without AVX2 both runs take the baseline versions).
+#[test]
+fn identical_with_and_without_wide_simd() {
+    let frames = [
+        builtin::scene(200, 120, 1),
+        rastra_scene::workloads::textured_cubes(128, 72, 900),
+        rastra_scene::workloads::blended_layers(96, 64, 6),
+    ];
+    let job = rastra_scene::workloads::fma_then_reduce(1 << 14);
+    let run_all = |wide: bool| {
+        rastra::cpu::set_wide_allowed(wide);
+        let desc = DeviceDescriptor::default();
+        let images: Vec<_> = frames
+            .iter()
+            .map(|f| {
+                let r = f.render(&desc, 1).expect("the scene renders");
+                (r.pixels, r.stats)
+            })
+            .collect();
+        let compute = job.run(&desc, 1).expect("the job runs");
+        rastra::cpu::set_wide_allowed(true);
+        (images, compute.outputs, compute.stats)
+    };
+    let baseline = run_all(false);
+    let wide = run_all(true);
+    for (k, (b, w)) in baseline.0.iter().zip(&wide.0).enumerate() {
+        assert!(b.0 == w.0, "frame {k}: the image depends on the vector unit");
+        assert_eq!(b.1, w.1, "frame {k}: the statistics depend on the vector unit");
+    }
+    assert_eq!(baseline.1, wide.1, "compute results depend on the vector unit");
+    assert_eq!(baseline.2, wide.2, "compute statistics depend on the vector unit");
 }
 
 /// Compute results and statistics do not depend on the number of worker threads either.

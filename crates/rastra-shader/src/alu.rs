@@ -201,8 +201,9 @@ macro_rules! op_table {
             }
 
             /// Applies the op to all lanes of a warp register (inactive lanes included: ops
-            /// are pure and never trap).
-            #[inline]
+            /// are pure and never trap). Always inlined, so the warp interpreter's AVX2
+            /// version (`rastra_texture::cpu`) compiles the lane loops for AVX2 too.
+            #[inline(always)]
             #[allow(clippy::redundant_closure_call)]
             pub fn eval_lanes $lsig {
                 match $me {

@@ -194,8 +194,11 @@ fn issue_run(
     Ok(())
 }
 
+rastra_texture::multiversion! {
 /// Runs `warp` from its current state until the program ends or a barrier is issued,
 /// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
+/// Compiled for the baseline CPU and for AVX2+FMA (`rastra_texture::cpu`): the lane loops
+/// of the ops executed here are inlined into both.
 pub(crate) fn run(
     program: &Program,
     warp: &mut Warp,
@@ -442,6 +445,7 @@ pub(crate) fn run(
             Op::End => return Ok(Stop::Finished),
         }
     }
+}
 }
 
 fn eq_mask(r: &[u32; WARP_LANES], v: u32) -> Mask {

@@ -19,6 +19,7 @@
 
 pub mod cache;
 pub mod compressed;
+pub mod cpu;
 pub mod cube;
 pub mod format;
 pub mod image;

@@ -1,0 +1,389 @@
+//! A draw's front end, spread over the workers (BRIEF "Work distribution"; OpenSWR's draws
+//! split into chunks any worker runs; the primitive distributor of T5/T6-era GPUs that hands
+//! batches to several geometry front ends).
+//!
+//! The draw's primitive stream — every instance's positions (list triangles or strip
+//! indices, see [`Assembly`]) one after the other — is cut into chunks of
+//! [`CHUNK_POSITIONS`]. A chunk is one job for any worker: input assembly, vertex batches
+//! (a chunk starts a new batch, as an instance does), vertex shading on the worker's shader
+//! core, clipping, setup, and binning of its triangles into its own tile bins. The cuts are
+//! fixed by positions, never by threads, so the batches, the statistics and the triangles
+//! are the same however many workers there are.
+//!
+//! Chunks run in groups of [`GROUP_CHUNKS`]; a group's results are merged in chunk order
+//! (statistics, the shader budget). Once [`BACK_END_TRIANGLES`] triangles have been set up
+//! (and at the end), the back end consumes the chunks' triangles tile by tile, reading each
+//! tile's bins chunk after chunk — API order — so the triangles are never copied into one
+//! list and a draw's memory stays bounded whatever its size.
+
+use rastra_shader::{ExecError, Warp};
+use rastra_stats::Counters;
+use rastra_texture::{CacheConfig, L2Request, TexelCacheStats, TextureUnit};
+
+use crate::binning::{ChunkBins, TileGrid};
+use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
+use crate::cores::drain_texture_unit;
+use crate::draw::{DrawCall, DrawError, DrawRange};
+use crate::format::IndexFormat;
+use crate::input_assembler::IndexSource;
+use crate::memory::BufferSlice;
+use crate::primitive::Assembly;
+use crate::setup::{Culled, Fixed, SetupState, Triangle};
+use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
+use crate::workers::Workers;
+
+/// Positions (list triangles, strip indices) per chunk: enough work to be worth handing to
+/// a worker, few enough for a busy draw to have many.
+pub const CHUNK_POSITIONS: u32 = 1024;
+
+/// Chunks handed to the workers at once: a fixed number, so budget exhaustion is decided
+/// the same way for any number of threads.
+const GROUP_CHUNKS: usize = 16;
+
+/// Set-up triangles the front end accumulates before the back end runs, which bounds the
+/// memory a draw holds however many primitives it has.
+const BACK_END_TRIANGLES: usize = 1 << 18;
+
+/// The texel-cache figures and L2 log of one vertex batch's shader core.
+pub type TexelLog = (TexelCacheStats, Vec<L2Request>);
+
+/// What the front end produced for one chunk of the draw.
+#[derive(Default)]
+pub struct Chunk {
+    /// The chunk's set-up triangles, in submission order; `Triangle::attrs` indexes `attrs`.
+    pub triangles: Vec<Triangle>,
+    /// Three vertices' varying words per triangle, in the triangle's vertex order.
+    pub attrs: Vec<u32>,
+    pub bins: ChunkBins,
+    /// The vertex batches' texel traffic, batch by batch.
+    pub texels: Vec<TexelLog>,
+    counters: Counters,
+    /// Shader instructions the chunk issued.
+    instructions: u64,
+    error: Option<ExecError>,
+}
+
+impl Chunk {
+    /// The varying words of `tri`'s three vertices (`words` per vertex).
+    #[inline]
+    pub fn attrs_of(&self, tri: &Triangle, words: usize) -> &[u32] {
+        let base = tri.attrs as usize;
+        &self.attrs[base..base + 3 * words]
+    }
+
+    fn clear(&mut self) {
+        self.triangles.clear();
+        self.attrs.clear();
+        self.bins.clear();
+        self.texels.clear();
+        self.counters = Counters::default();
+        self.instructions = 0;
+        self.error = None;
+    }
+}
+
+/// What the back end receives: a run of chunks, in API order.
+pub struct FrontEndOutput<'c> {
+    /// The viewport rectangle for per-sample tests, when its edges are fractional.
+    pub viewport_bounds: Option<[Fixed; 4]>,
+    pub grid: TileGrid,
+    pub chunks: &'c mut [Chunk],
+}
+
+/// Where the front end hands its output: the back end, which consumes the chunks' triangles
+/// (and first replays the vertex batches' texel logs, in order).
+pub type BackEnd<'s> =
+    dyn FnMut(FrontEndOutput<'_>, &mut u64, &mut Counters) -> Result<(), DrawError> + 's;
+
+/// A worker's vertex front end, made once per piece of work it takes: a batcher and a
+/// shader core with the clipper behind it.
+struct VertexCore {
+    batcher: Batcher,
+    core: ShaderCore,
+}
+
+/// A shader core for vertex batches and the clipper that takes its output.
+struct ShaderCore {
+    warp: Warp,
+    shaded: ShadedBatch,
+    clipper: Clipper,
+    unit: TextureUnit,
+}
+
+/// Runs the front end over the whole draw, passing runs of chunks (in API order) to
+/// `back_end` as set-up triangles accumulate, and once at the end.
+#[allow(clippy::too_many_arguments)]
+pub fn front_end(
+    call: &DrawCall<'_>,
+    width: u32,
+    height: u32,
+    workers: &Workers,
+    texel_cache: CacheConfig,
+    budget: &mut u64,
+    counters: &mut Counters,
+    back_end: &mut BackEnd<'_>,
+) -> Result<(), DrawError> {
+    let p = call.pipeline;
+    let prim = &p.desc.primitive;
+    let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
+    let mut setup = SetupState::new(
+        call.viewport,
+        call.scissor,
+        width,
+        height,
+        prim.cull_mode,
+        prim.front_face,
+    );
+    if let Some(ds) = &p.desc.depth_stencil {
+        setup = setup.with_depth_bias(ds.bias, ds.format);
+    }
+    let grid = TileGrid::new(width, height);
+    let words = p.varying_words as usize;
+    // How each attribute word is interpolated (the clipper needs it per word).
+    let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
+    for v in &p.varyings {
+        modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
+    }
+    let textured = call.vertex_resources.uses_textures();
+    let shading = VertexShading {
+        pipeline: p,
+        vertex_buffers: &call.vertex_buffers,
+        resources: call.vertex_resources.resources(),
+        clip_space,
+    };
+    let (source, count) = match call.range {
+        DrawRange::Vertices { first, count } => (IndexSource::Sequential { first }, count),
+        DrawRange::Indexed {
+            first,
+            count,
+            base_vertex,
+        } => {
+            let (data, format) = call
+                .index_buffer
+                .unwrap_or((BufferSlice::EMPTY, IndexFormat::Uint32));
+            (
+                IndexSource::Indexed {
+                    data,
+                    format,
+                    first,
+                    base_vertex,
+                },
+                count,
+            )
+        }
+    };
+    let assembly = Assembly::new(prim.topology, source, count);
+    let per_instance = assembly.positions() as u64;
+    let total = per_instance * call.instances.len() as u64;
+    let chunk_count = total.div_ceil(CHUNK_POSITIONS as u64);
+
+    // One vertex batch on a worker's shader core: shade, then clip, cull and set up its
+    // triangles into the chunk.
+    let run_batch = |core: &mut ShaderCore,
+                     instance: u32,
+                     batch: &Batch,
+                     chunk: &mut ChunkParts<'_>,
+                     counters: &mut Counters|
+     -> Result<(), ExecError> {
+        let ShaderCore {
+            warp,
+            shaded,
+            clipper,
+            unit,
+        } = core;
+        if textured {
+            unit.invalidate_l1();
+        }
+        shading.shade(batch, instance, warp, unit, shaded, chunk.budget, counters)?;
+        for slots in &batch.prims {
+            let s = slots.map(|s| s as usize);
+            process_triangle(
+                &setup,
+                &clip_space,
+                clipper,
+                &modes,
+                shaded,
+                s,
+                chunk,
+                counters,
+            );
+        }
+        if textured {
+            chunk.texels.push(drain_texture_unit(unit));
+        }
+        Ok(())
+    };
+    // Chunk `c`: its positions, instance by instance, through batching and `run_batch`,
+    // then binning. Every chunk of a group may use up to the budget left when the group
+    // started; the merge charges them in chunk order, so exhaustion is decided the same
+    // way for any number of threads.
+    let run_chunk = |vertex: &mut VertexCore, c: u64, chunk: &mut Chunk, start_budget: u64| {
+        chunk.clear();
+        let mut local = start_budget;
+        let Chunk {
+            triangles,
+            attrs,
+            bins,
+            texels,
+            counters,
+            error,
+            ..
+        } = chunk;
+        let VertexCore { batcher, core } = vertex;
+        let mut flat = c * CHUNK_POSITIONS as u64;
+        let end = (flat + CHUNK_POSITIONS as u64).min(total);
+        {
+            let mut out = ChunkParts {
+                triangles,
+                attrs,
+                texels,
+                budget: &mut local,
+            };
+            while flat < end && error.is_none() {
+                let instance = call.instances.start + (flat / per_instance) as u32;
+                let pos = flat % per_instance;
+                let take = (per_instance - pos).min(end - flat);
+                let mut dispatch = |batch: &Batch, counters: &mut Counters| {
+                    if error.is_none()
+                        && let Err(e) = run_batch(core, instance, batch, &mut out, counters)
+                    {
+                        *error = Some(e);
+                    }
+                };
+                assembly.walk(pos as u32..(pos + take) as u32, counters, |t, counters| {
+                    batcher.push(t, counters, &mut dispatch)
+                });
+                batcher.flush(counters, &mut dispatch);
+                flat += take;
+            }
+        }
+        for (i, tri) in triangles.iter().enumerate() {
+            bins.insert(&grid, i as u32, &tri.bounds, counters);
+        }
+        bins.finish();
+        chunk.instructions = start_budget - local;
+    };
+
+    // Chunks waiting for the back end (`ready` of them; the rest keep their allocations).
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut ready = 0usize;
+    let mut pending_triangles = 0usize;
+    let mut c = 0u64;
+    while c < chunk_count {
+        let n = (chunk_count - c).min(GROUP_CHUNKS as u64) as usize;
+        if chunks.len() < ready + n {
+            chunks.resize_with(ready + n, Chunk::default);
+        }
+        let (first, group_budget) = (c, *budget);
+        workers.for_each_mut(
+            &mut chunks[ready..ready + n],
+            || VertexCore {
+                batcher: Batcher::default(),
+                core: ShaderCore {
+                    warp: Warp::new(&p.desc.vertex),
+                    shaded: ShadedBatch::default(),
+                    clipper: Clipper::default(),
+                    unit: TextureUnit::with_shared_l2(texel_cache),
+                },
+            },
+            |vertex, i, chunk| run_chunk(vertex, first + i as u64, chunk, group_budget),
+        );
+        for chunk in &chunks[ready..ready + n] {
+            if let Some(e) = &chunk.error {
+                return Err(e.clone().into());
+            }
+            *budget = budget
+                .checked_sub(chunk.instructions)
+                .ok_or(ExecError::BudgetExhausted)?;
+            counters.accumulate(&chunk.counters);
+            pending_triangles += chunk.triangles.len();
+        }
+        ready += n;
+        c += n as u64;
+        if pending_triangles >= BACK_END_TRIANGLES {
+            let output = FrontEndOutput {
+                viewport_bounds: setup.viewport_bounds,
+                grid,
+                chunks: &mut chunks[..ready],
+            };
+            back_end(output, budget, counters)?;
+            ready = 0;
+            pending_triangles = 0;
+        }
+    }
+    // The last run (possibly empty: the vertex shaders' texel traffic still counts).
+    let output = FrontEndOutput {
+        viewport_bounds: setup.viewport_bounds,
+        grid,
+        chunks: &mut chunks[..ready],
+    };
+    back_end(output, budget, counters)
+}
+
+/// The parts of a chunk setup writes, with the chunk's running shader budget.
+struct ChunkParts<'a> {
+    triangles: &'a mut Vec<Triangle>,
+    attrs: &'a mut Vec<u32>,
+    texels: &'a mut Vec<TexelLog>,
+    budget: &'a mut u64,
+}
+
+/// Clip, cull and set up one assembled triangle (slots into the shaded batch).
+#[allow(clippy::too_many_arguments)]
+fn process_triangle(
+    setup: &SetupState,
+    clip_space: &ClipSpace,
+    clipper: &mut Clipper,
+    modes: &[rastra_shader::Interpolation],
+    shaded: &ShadedBatch,
+    s: [usize; 3],
+    out: &mut ChunkParts<'_>,
+    counters: &mut Counters,
+) {
+    counters.clipping_invocations += 1;
+    let codes = s.map(|k| shaded.outcodes[k]);
+    match classify(codes) {
+        ClipDecision::Reject => counters.culled_frustum += 1,
+        ClipDecision::Accept => {
+            counters.clipping_primitives += 1;
+            let pos = s.map(|k| &shaded.positions[k]);
+            let attrs = s.map(|k| shaded.attrs_of(k));
+            emit_triangle(setup, pos, attrs, out, counters);
+        }
+        ClipDecision::Clip => {
+            counters.primitives_clipped += 1;
+            let pos = s.map(|k| &shaded.positions[k]);
+            let attrs = s.map(|k| shaded.attrs_of(k));
+            let poly = clipper.clip(clip_space, pos, attrs, codes, modes);
+            let w = poly.words;
+            for i in 1..poly.len().saturating_sub(1) {
+                counters.clipping_primitives += 1;
+                let idx = [0, i, i + 1];
+                let pos = idx.map(|k| &poly.positions[k]);
+                let attrs = idx.map(|k| &poly.attrs[k * w..(k + 1) * w]);
+                emit_triangle(setup, pos, attrs, out, counters);
+            }
+        }
+    }
+}
+
+fn emit_triangle(
+    setup: &SetupState,
+    pos: [&[f32; 4]; 3],
+    attrs: [&[u32]; 3],
+    out: &mut ChunkParts<'_>,
+    counters: &mut Counters,
+) {
+    match setup.setup(pos, out.attrs.len() as u32) {
+        Ok(tri) => {
+            for k in tri.vertex_order {
+                out.attrs.extend_from_slice(attrs[k]);
+            }
+            counters.triangles_setup += 1;
+            out.triangles.push(tri);
+        }
+        Err(Culled::ZeroArea) => counters.culled_zero_area += 1,
+        Err(Culled::BackFace) => counters.culled_backface += 1,
+        Err(Culled::OutsideScissor) => counters.culled_scissor += 1,
+    }
+}
