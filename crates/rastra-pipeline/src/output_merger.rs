@@ -5,6 +5,7 @@
 //! and sRGB targets blend in linear space.
 
 use rastra_texture::format::encode_unorm8 as unorm8;
+use rastra_texture::format::{linear_to_srgb8, srgb_to_linear8};
 
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
@@ -124,8 +125,11 @@ pub struct Rop {
     replace: bool,
     /// Bytes per sample of the target.
     pub size: usize,
-    /// 8-bit RGBA/BGRA unorm targets take a short path around the generic texel codec.
+    /// 8-bit RGBA/BGRA targets (linear or sRGB) take a short path around the generic
+    /// texel codec.
     unorm8: Option<Unorm8Order>,
+    /// The 8-bit target stores sRGB-encoded colour channels (alpha stays linear).
+    srgb: bool,
     blend_path: BlendPath,
 }
 
@@ -137,18 +141,39 @@ enum Unorm8Order {
 }
 
 impl Rop {
+    /// Encodes colour channel `k` (0–2) of an 8-bit target.
+    #[inline(always)]
+    fn encode8(&self, v: f32) -> u8 {
+        if self.srgb {
+            linear_to_srgb8(v)
+        } else {
+            unorm8(v)
+        }
+    }
+
+    /// Decodes colour channel byte `b` of an 8-bit target.
+    #[inline(always)]
+    fn decode8(&self, b: u8) -> f32 {
+        if self.srgb {
+            srgb_to_linear8(b)
+        } else {
+            UNORM8_TO_F32[b as usize]
+        }
+    }
+
     #[inline]
     fn encode(&self, c: [f32; 4], texel: &mut [u8]) {
         match self.unorm8 {
             Some(Unorm8Order::Rgba) => {
-                for i in 0..4 {
-                    texel[i] = unorm8(c[i]);
+                for i in 0..3 {
+                    texel[i] = self.encode8(c[i]);
                 }
+                texel[3] = unorm8(c[3]);
             }
             Some(Unorm8Order::Bgra) => {
-                texel[0] = unorm8(c[2]);
-                texel[1] = unorm8(c[1]);
-                texel[2] = unorm8(c[0]);
+                texel[0] = self.encode8(c[2]);
+                texel[1] = self.encode8(c[1]);
+                texel[2] = self.encode8(c[0]);
                 texel[3] = unorm8(c[3]);
             }
             None => self.state.format.encode_color(c, texel),
@@ -157,10 +182,11 @@ impl Rop {
 
     #[inline]
     fn decode(&self, texel: &[u8]) -> [f32; 4] {
-        let n = |b: u8| UNORM8_TO_F32[b as usize];
+        let n = |b: u8| self.decode8(b);
+        let a = |b: u8| UNORM8_TO_F32[b as usize];
         match self.unorm8 {
-            Some(Unorm8Order::Rgba) => [n(texel[0]), n(texel[1]), n(texel[2]), n(texel[3])],
-            Some(Unorm8Order::Bgra) => [n(texel[2]), n(texel[1]), n(texel[0]), n(texel[3])],
+            Some(Unorm8Order::Rgba) => [n(texel[0]), n(texel[1]), n(texel[2]), a(texel[3])],
+            Some(Unorm8Order::Bgra) => [n(texel[2]), n(texel[1]), n(texel[0]), a(texel[3])],
             None => self.state.format.decode_color(texel),
         }
     }
@@ -180,10 +206,18 @@ impl Rop {
             replace: state.blend.is_none() && state.write_mask.0 & 0xf == 0xf,
             size: state.format.texel_size(),
             unorm8: match state.format {
-                TextureFormat::Rgba8Unorm => Some(Unorm8Order::Rgba),
-                TextureFormat::Bgra8Unorm => Some(Unorm8Order::Bgra),
+                TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => {
+                    Some(Unorm8Order::Rgba)
+                }
+                TextureFormat::Bgra8Unorm | TextureFormat::Bgra8UnormSrgb => {
+                    Some(Unorm8Order::Bgra)
+                }
                 _ => None,
             },
+            srgb: matches!(
+                state.format,
+                TextureFormat::Rgba8UnormSrgb | TextureFormat::Bgra8UnormSrgb
+            ),
             blend_path: BlendPath::of(&state.blend),
         }
     }
@@ -283,7 +317,11 @@ impl Rop {
                     }
                 }
                 for k in 0..16 {
-                    let dst = UNORM8_TO_F32[texels[k] as usize];
+                    let dst = if k % 4 == alpha {
+                        UNORM8_TO_F32[texels[k] as usize]
+                    } else {
+                        self.decode8(texels[k])
+                    };
                     out[k] = src[k] * fs[k] + dst * fd[k];
                 }
                 written
@@ -306,7 +344,11 @@ impl Rop {
         };
         let mut bytes = [0u8; 16];
         for k in 0..16 {
-            bytes[k] = unorm8(out[k]);
+            bytes[k] = if k % 4 == 3 {
+                unorm8(out[k])
+            } else {
+                self.encode8(out[k])
+            };
         }
         for i in 0..4 {
             if coverage[i] & 1 != 0 {
@@ -383,6 +425,41 @@ mod tests {
         assert_eq!(out, [0.25, 0.0, 0.75, 0.25 + 0.75]);
     }
 
+    /// The 8-bit short path encodes and decodes exactly like the formats' own codec.
+    #[test]
+    fn byte_codecs_equal_the_format_codec() {
+        for format in [
+            TextureFormat::Rgba8Unorm,
+            TextureFormat::Bgra8Unorm,
+            TextureFormat::Rgba8UnormSrgb,
+            TextureFormat::Bgra8UnormSrgb,
+        ] {
+            let rop = Rop::new(
+                ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: crate::state::ColorWrites::ALL,
+                },
+                [0.0; 4],
+            );
+            assert!(rop.unorm8.is_some());
+            for b in 0..=255u8 {
+                let texel = [b, b.wrapping_add(85), b.wrapping_mul(3), 255 - b];
+                let got = rop.decode(&texel).map(f32::to_bits);
+                let want = format.decode_color(&texel).map(f32::to_bits);
+                assert_eq!(got, want, "{format:?} decode {texel:?}");
+            }
+            for i in 0..=20_000u32 {
+                let v = i as f32 / 20_000.0 * 1.1 - 0.05;
+                let c = [v, 1.0 - v, v * v, v * 0.5];
+                let (mut got, mut want) = ([0u8; 4], [0u8; 4]);
+                rop.encode(c, &mut got);
+                format.encode_color(c, &mut want);
+                assert_eq!(got, want, "{format:?} encode {c:?}");
+            }
+        }
+    }
+
     /// The short paths compute what the generic blend does, bit for bit, and the decode
     /// table what the division does.
     #[test]
@@ -447,7 +524,12 @@ mod tests {
                 operation: BlendOperation::Add,
             },
         };
-        for format in [TextureFormat::Rgba8Unorm, TextureFormat::Bgra8Unorm] {
+        for format in [
+            TextureFormat::Rgba8Unorm,
+            TextureFormat::Bgra8Unorm,
+            TextureFormat::Rgba8UnormSrgb,
+            TextureFormat::Bgra8UnormSrgb,
+        ] {
             for blend in [
                 None,
                 Some(BlendState::ALPHA_BLENDING),

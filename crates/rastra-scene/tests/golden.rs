@@ -140,11 +140,23 @@ fn identical_with_and_without_wide_simd() {
     let baseline = run_all(false);
     let wide = run_all(true);
     for (k, (b, w)) in baseline.0.iter().zip(&wide.0).enumerate() {
-        assert!(b.0 == w.0, "frame {k}: the image depends on the vector unit");
-        assert_eq!(b.1, w.1, "frame {k}: the statistics depend on the vector unit");
+        assert!(
+            b.0 == w.0,
+            "frame {k}: the image depends on the vector unit"
+        );
+        assert_eq!(
+            b.1, w.1,
+            "frame {k}: the statistics depend on the vector unit"
+        );
     }
-    assert_eq!(baseline.1, wide.1, "compute results depend on the vector unit");
-    assert_eq!(baseline.2, wide.2, "compute statistics depend on the vector unit");
+    assert_eq!(
+        baseline.1, wide.1,
+        "compute results depend on the vector unit"
+    );
+    assert_eq!(
+        baseline.2, wide.2,
+        "compute statistics depend on the vector unit"
+    );
 }
 
 /// Compute results and statistics do not depend on the number of worker threads either.

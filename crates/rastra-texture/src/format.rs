@@ -988,7 +988,6 @@ fn float_to_u32_sat(v: f32) -> u32 {
     v.round() as u32
 }
 
-/// Float to unorm code with `max` = 2^bits − 1: NaN → 0, clamp to [0, 1], round to nearest.
 /// Float to 8-bit unorm (clamp to [0, 1], NaN → 0, round to nearest): the rule every 8-bit
 /// unorm encode uses, exported for units with a short path for those formats (the ROPs).
 #[inline]
@@ -996,6 +995,7 @@ pub fn encode_unorm8(x: f32) -> u8 {
     unorm(x, 255.0) as u8
 }
 
+/// Float to unorm code with `max` = 2^bits − 1: NaN → 0, clamp to [0, 1], round to nearest.
 #[inline]
 fn unorm(x: f32, max: f32) -> u32 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
@@ -1102,7 +1102,14 @@ struct SrgbTables {
     /// `thresholds[k]`: smallest linear value that encodes to code `k + 1` or more (the
     /// linear value of encoded `(k + 0.5) / 255`).
     thresholds: [f32; 255],
+    /// `bucket_code[b]`: the code of the smallest linear value whose bits start with `b`
+    /// (`bits >> BUCKET_SHIFT`), for every value below 1. A bucket spans less than 1% of
+    /// its values, so at most a couple of thresholds lie inside one.
+    bucket_code: Vec<u8>,
 }
+
+/// Low bits of an f32 dropped to pick its [`SrgbTables::bucket_code`] bucket.
+const BUCKET_SHIFT: u32 = 16;
 
 fn srgb_tables() -> &'static SrgbTables {
     static TABLES: std::sync::OnceLock<SrgbTables> = std::sync::OnceLock::new();
@@ -1114,9 +1121,19 @@ fn srgb_tables() -> &'static SrgbTables {
                 ((e + 0.055) / 1.055).powf(2.4)
             }
         };
+        let thresholds: [f32; 255] =
+            std::array::from_fn(|k| to_linear((k as f64 + 0.5) / 255.0) as f32);
+        let buckets = 1.0f32.to_bits() >> BUCKET_SHIFT;
+        let bucket_code = (0..buckets)
+            .map(|b| {
+                let lowest = f32::from_bits(b << BUCKET_SHIFT);
+                thresholds.partition_point(|&t| t <= lowest) as u8
+            })
+            .collect();
         SrgbTables {
             decode: std::array::from_fn(|k| to_linear(k as f64 / 255.0) as f32),
-            thresholds: std::array::from_fn(|k| to_linear((k as f64 + 0.5) / 255.0) as f32),
+            thresholds,
+            bucket_code,
         }
     })
 }
@@ -1132,12 +1149,51 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
     if !(x > 0.0) {
         return 0;
     }
-    srgb_tables().thresholds.partition_point(|&t| t <= x) as u8
+    let t = srgb_tables();
+    if x >= 1.0 {
+        return t.thresholds.partition_point(|&t| t <= x) as u8;
+    }
+    // The bucket's first code, then the (at most few) thresholds inside the bucket: the
+    // same count of thresholds ≤ x as a search of the whole table.
+    let mut code = t.bucket_code[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
+    while code < t.thresholds.len() && t.thresholds[code] <= x {
+        code += 1;
+    }
+    code as u8
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bucketed sRGB encode counts the thresholds ≤ x exactly like a full search, at
+    /// every threshold, its neighbours and a sweep of the range.
+    #[test]
+    fn srgb_encode_equals_the_threshold_search() {
+        let t = srgb_tables();
+        let search = |x: f32| {
+            if x > 0.0 {
+                t.thresholds.partition_point(|&t| t <= x) as u8
+            } else {
+                0
+            }
+        };
+        let mut xs: Vec<f32> = vec![0.0, -0.0, -1.0, 1.0, 1.5, f32::NAN, f32::INFINITY];
+        xs.push(f32::MIN_POSITIVE);
+        xs.push(f32::from_bits(1));
+        for &th in &t.thresholds {
+            for d in -3i32..=3 {
+                xs.push(f32::from_bits((th.to_bits() as i32 + d) as u32));
+            }
+        }
+        xs.extend((0..=200_000).map(|i| i as f32 / 200_000.0));
+        xs.extend(
+            (0..(1.0f32.to_bits() >> BUCKET_SHIFT)).map(|b| f32::from_bits(b << BUCKET_SHIFT)),
+        );
+        for x in xs {
+            assert_eq!(linear_to_srgb8(x), search(x), "x = {x:e}");
+        }
+    }
 
     /// The truncating unorm/snorm rounding equals floor(v + 0.5) / round-half-away on every
     /// code's midpoint neighbourhood and on a sweep of the range.

@@ -74,9 +74,9 @@ pub use rastra_shader::{
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
 /// Texel-cache geometry (`DeviceDescriptor::texel_cache`).
 pub use rastra_texture::CacheConfig as TexelCacheConfig;
-pub use rastra_texture::format::{AstcBlock, AstcChannel};
-/// Mip-chain generation for texture uploads (box filter in linear space).
-pub use rastra_texture::mipmap;
 /// The host CPU's vector units: whether the hot loops run their AVX2+FMA versions, and the
 /// switch that forces the baseline ones (`RASTRA_SIMD=baseline` does it for a process).
 pub use rastra_texture::cpu;
+pub use rastra_texture::format::{AstcBlock, AstcChannel};
+/// Mip-chain generation for texture uploads (box filter in linear space).
+pub use rastra_texture::mipmap;
