@@ -4,7 +4,7 @@
 
 use expect_test::{Expect, expect};
 use proptest::prelude::*;
-use rastra_pipeline::raster::{PATTERN_1X, PATTERN_4X, SamplePattern, rasterize};
+use rastra_pipeline::raster::{PATTERN_1X, PATTERN_4X, SamplePattern, pixel_coverage, rasterize};
 use rastra_pipeline::setup::{PixelRect, SetupState, Triangle};
 use rastra_pipeline::state::{CullMode, FrontFace, ScissorRect, Viewport};
 use rastra_stats::Counters;
@@ -248,6 +248,35 @@ fn point() -> impl Strategy<Value = (f32, f32)> {
 }
 
 proptest! {
+    /// Whatever path the rasterizer takes for a block (whole, partial), every pixel's
+    /// coverage is the per-pixel edge test's, inside tiles and odd regions too.
+    #[test]
+    fn block_paths_equal_the_per_pixel_test(a in point(), b in point(), c in point(), scale in 1.0f32..8.0) {
+        let big = |p: (f32, f32)| (p.0 * scale, p.1 * scale);
+        let (w, h) = (160, 160);
+        for pattern in [PATTERN_1X, PATTERN_4X] {
+            let Some(t) = setup([big(a), big(b), big(c)], w, h) else { continue };
+            for region in [
+                PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 },
+                PixelRect { x0: 64, y0: 0, x1: 127, y1: 63 },
+                PixelRect { x0: 10, y0: 22, x1: 57, y1: 101 },
+            ] {
+                let mut got = vec![0u8; (w * h) as usize];
+                rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |q, _| {
+                    for i in 0..4u32 {
+                        got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
+                    }
+                });
+                for y in region.y0..=region.y1 {
+                    for x in region.x0..=region.x1 {
+                        let want = pixel_coverage(&t, x, y, &pattern);
+                        prop_assert_eq!(got[(y * w + x) as usize], want, "pixel ({}, {})", x, y);
+                    }
+                }
+            }
+        }
+    }
+
     /// Two triangles sharing an edge never cover a sample twice, and a convex quad is
     /// covered identically whichever diagonal splits it.
     #[test]
