@@ -12,7 +12,7 @@
 //!
 //! Chunks run in groups of [`GROUP_CHUNKS`]; a group's results are merged in chunk order
 //! (statistics, the shader budget). Once [`BACK_END_TRIANGLES`] triangles have been set up
-//! (and at the end), the back end consumes the chunks' triangles tile by tile, reading each
+//! or [`BACK_END_CHUNKS`] chunks are ready (and at the end), the back end consumes the chunks' triangles tile by tile, reading each
 //! tile's bins chunk after chunk — API order — so the triangles are never copied into one
 //! list and a draw's memory stays bounded whatever its size.
 
@@ -43,6 +43,11 @@ const GROUP_CHUNKS: usize = 16;
 /// Set-up triangles the front end accumulates before the back end runs, which bounds the
 /// memory a draw holds however many primitives it has.
 const BACK_END_TRIANGLES: usize = 1 << 18;
+
+/// Chunks the front end accumulates before the back end runs, however few triangles they
+/// set up (a draw whose primitives are mostly culled still holds a bounded number of chunk
+/// records, and the back end's per-tile walk over the chunks stays short).
+const BACK_END_CHUNKS: usize = 256;
 
 /// The texel-cache figures and L2 log of one vertex batch's shader core.
 pub type TexelLog = (TexelCacheStats, Vec<L2Request>);
@@ -300,7 +305,7 @@ pub fn front_end(
         }
         ready += n;
         c += n as u64;
-        if pending_triangles >= BACK_END_TRIANGLES {
+        if pending_triangles >= BACK_END_TRIANGLES || ready >= BACK_END_CHUNKS {
             let output = FrontEndOutput {
                 viewport_bounds: setup.viewport_bounds,
                 grid,

@@ -141,7 +141,7 @@ enum Unorm8Order {
 }
 
 impl Rop {
-    /// Encodes colour channel `k` (0–2) of an 8-bit target.
+    /// Encodes a colour (not alpha) channel of an 8-bit target.
     #[inline(always)]
     fn encode8(&self, v: f32) -> u8 {
         if self.srgb {
@@ -151,7 +151,7 @@ impl Rop {
         }
     }
 
-    /// Decodes colour channel byte `b` of an 8-bit target.
+    /// Decodes a colour (not alpha) channel byte `b` of an 8-bit target.
     #[inline(always)]
     fn decode8(&self, b: u8) -> f32 {
         if self.srgb {

@@ -34,7 +34,7 @@ impl Clone for Batch {
         }
     }
 
-    /// Reuses this batch's allocations (the front end recycles its batch slots).
+    /// Reuses this batch's allocations.
     fn clone_from(&mut self, source: &Batch) {
         self.tags.clone_from(&source.tags);
         self.prims.clone_from(&source.prims);

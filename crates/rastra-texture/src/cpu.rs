@@ -11,8 +11,10 @@
 //! Both versions compute the same bits: they run the same Rust code, and IEEE-754 addition,
 //! multiplication, division, square root and fused multiply-add are exactly rounded whatever
 //! the instruction set; min/max, conversions and library calls (`sinf`, …) are the same code
-//! in both. Images and statistics therefore do not depend on the CPU, which the tests check by
-//! running workloads both ways ([`set_wide_allowed`]).
+//! in both. On a given machine, images and statistics therefore do not depend on which
+//! version runs, which the tests check by running workloads both ways
+//! ([`set_wide_allowed`]). (Across machines, the C library's transcendental functions may
+//! themselves differ: they are not correctly rounded and pick their own CPU paths.)
 //!
 //! `RASTRA_SIMD=baseline` in the environment turns the wide versions off for the whole
 //! process (for comparisons and profiling).
@@ -69,19 +71,19 @@ macro_rules! multiversion {
         $(#[$attr])*
         $vis fn $name $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
-            fn body $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? $body
+            fn __multiversion_body $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,fma")]
-                fn wide $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? {
-                    body($($arg),*)
+                fn __multiversion_wide $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? {
+                    __multiversion_body($($arg),*)
                 }
                 if $crate::cpu::wide() {
                     // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
-                    return unsafe { wide($($arg),*) };
+                    return unsafe { __multiversion_wide($($arg),*) };
                 }
             }
-            body($($arg),*)
+            __multiversion_body($($arg),*)
         }
     };
 }
