@@ -143,29 +143,42 @@ pub fn for_each_triangle(
 mod tests {
     use super::*;
 
-    fn tris(topology: PrimitiveTopology, indices: &[u16]) -> Vec<[u32; 3]> {
+    /// 16-bit indices as buffer words, and their size in bytes.
+    fn index_words(indices: &[u16]) -> (Vec<std::sync::atomic::AtomicU32>, u64) {
         let mut bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
         let size = bytes.len() as u64;
         bytes.resize(bytes.len().div_ceil(4) * 4, 0);
-        let words: Vec<std::sync::atomic::AtomicU32> = bytes
+        let words = bytes
             .chunks(4)
             .map(|c| std::sync::atomic::AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
             .collect();
-        let source = IndexSource::Indexed {
+        (words, size)
+    }
+
+    fn source(words: &[std::sync::atomic::AtomicU32], size: u64) -> IndexSource<'_> {
+        IndexSource::Indexed {
             data: crate::memory::BufferSlice {
-                words: &words,
+                words,
                 offset: 0,
                 size,
             },
             format: crate::format::IndexFormat::Uint16,
             first: 0,
             base_vertex: 0,
-        };
+        }
+    }
+
+    fn tris(topology: PrimitiveTopology, indices: &[u16]) -> Vec<[u32; 3]> {
+        let (words, size) = index_words(indices);
         let mut out = Vec::new();
         let mut c = Counters::default();
-        for_each_triangle(topology, &source, indices.len() as u32, &mut c, |t, _| {
-            out.push(t)
-        });
+        for_each_triangle(
+            topology,
+            &source(&words, size),
+            indices.len() as u32,
+            &mut c,
+            |t, _| out.push(t),
+        );
         out
     }
 
@@ -192,23 +205,8 @@ mod tests {
     fn walks_in_pieces_emit_the_same_triangles() {
         let indices: Vec<u16> = vec![0, 1, 2, 3, 4, 0xffff, 5, 6, 0xffff, 0xffff, 7, 8, 9, 10, 11];
         let whole = tris(PrimitiveTopology::TriangleStrip, &indices);
-        let mut bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
-        let size = bytes.len() as u64;
-        bytes.resize(bytes.len().div_ceil(4) * 4, 0);
-        let words: Vec<std::sync::atomic::AtomicU32> = bytes
-            .chunks(4)
-            .map(|c| std::sync::atomic::AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
-            .collect();
-        let source = IndexSource::Indexed {
-            data: crate::memory::BufferSlice {
-                words: &words,
-                offset: 0,
-                size,
-            },
-            format: crate::format::IndexFormat::Uint16,
-            first: 0,
-            base_vertex: 0,
-        };
+        let (words, size) = index_words(&indices);
+        let source = source(&words, size);
         let assembly = Assembly::new(
             PrimitiveTopology::TriangleStrip,
             source,
