@@ -127,18 +127,6 @@ impl<'a> Assembly<'a> {
     }
 }
 
-/// Calls `emit` with the vertex ids of every triangle of the draw, in order.
-pub fn for_each_triangle(
-    topology: PrimitiveTopology,
-    source: &IndexSource<'_>,
-    count: u32,
-    counters: &mut Counters,
-    emit: impl FnMut([u32; 3], &mut Counters),
-) {
-    let assembly = Assembly::new(topology, *source, count);
-    assembly.walk(0..assembly.positions(), counters, emit);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,15 +158,11 @@ mod tests {
 
     fn tris(topology: PrimitiveTopology, indices: &[u16]) -> Vec<[u32; 3]> {
         let (words, size) = index_words(indices);
+        let assembly = Assembly::new(topology, source(&words, size), indices.len() as u32);
         let mut out = Vec::new();
-        let mut c = Counters::default();
-        for_each_triangle(
-            topology,
-            &source(&words, size),
-            indices.len() as u32,
-            &mut c,
-            |t, _| out.push(t),
-        );
+        assembly.walk(0..assembly.positions(), &mut Counters::default(), |t, _| {
+            out.push(t)
+        });
         out
     }
 

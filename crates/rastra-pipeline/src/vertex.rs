@@ -20,25 +20,10 @@ use crate::memory::BufferSlice;
 pub const BATCH_VERTICES: usize = 32;
 
 /// A batch: the cache tags (vertex ids, one per slot) and the primitives as slot triples.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Batch {
     pub tags: Vec<u32>,
     pub prims: Vec<[u8; 3]>,
-}
-
-impl Clone for Batch {
-    fn clone(&self) -> Batch {
-        Batch {
-            tags: self.tags.clone(),
-            prims: self.prims.clone(),
-        }
-    }
-
-    /// Reuses this batch's allocations.
-    fn clone_from(&mut self, source: &Batch) {
-        self.tags.clone_from(&source.tags);
-        self.prims.clone_from(&source.prims);
-    }
 }
 
 impl Batch {
