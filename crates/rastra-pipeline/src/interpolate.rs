@@ -17,19 +17,29 @@ pub fn depth_at(tri: &Triangle, x: Fixed, y: Fixed) -> f32 {
     tri.z[0] + p.z[0] * dx + p.z[1] * dy
 }
 
-/// The points a warp's lanes are shaded at, with each lane's triangle's plane gradients,
-/// one array per quantity (structure of arrays, so the loops over lanes compile to SIMD
-/// instructions). Each lane computes what [`depth_at`] computes for its point, in the same
-/// order, so both give identical bits.
+/// Quads per warp.
+const QUADS: usize = WARP_LANES / 4;
+
+/// The constants of the triangle a quad belongs to, as the weight and depth planes use them.
+#[derive(Clone, Copy, Debug, Default)]
+struct QuadPlanes {
+    origin: [Fixed; 2],
+    weight1: [f32; 2],
+    weight2: [f32; 2],
+    inv_w: [f32; 3],
+    z0: f32,
+    dz: [f32; 2],
+}
+
+/// The points a warp's lanes are shaded at: each lane's offset from its triangle's origin
+/// (one array per coordinate, so the loops over lanes compile to SIMD instructions) and, per
+/// quad, the triangle's planes (a quad's four lanes share a triangle). Each lane computes
+/// what [`depth_at`] computes for its point, in the same order, so both give identical bits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WarpPoints {
     dx: [f32; WARP_LANES],
     dy: [f32; WARP_LANES],
-    weight1: [[f32; WARP_LANES]; 2],
-    weight2: [[f32; WARP_LANES]; 2],
-    inv_w: [[f32; WARP_LANES]; 3],
-    z0: [f32; WARP_LANES],
-    dz: [[f32; WARP_LANES]; 2],
+    quads: [QuadPlanes; QUADS],
 }
 
 /// A warp's barycentric weights at its points, one array per weight: screen-space
@@ -41,44 +51,70 @@ pub struct WarpWeights {
     pub inv_w: [f32; WARP_LANES],
 }
 
+/// `a − origin` as a float. Both are snapped coordinates inside the guard band
+/// (`clip::GUARD_BAND_PIXELS` = 2¹⁹ pixels = 2²⁷ snapped units either side), so the
+/// difference fits 32 bits and converting it from `i32` gives the same float as from `i64`
+/// (and vectorises).
+#[inline(always)]
+fn offset(a: Fixed, origin: Fixed) -> f32 {
+    let d = a - origin;
+    debug_assert!(i32::try_from(d).is_ok(), "snapped offset {d} outside the guard band");
+    d as i32 as f32
+}
+
 impl WarpPoints {
-    /// Places `lane` at snapped point (x, y) of `tri`.
+    /// Gives quad `q` the triangle `tri` and places its four lanes at the centres of its
+    /// pixels, the quad at pixel (x, y) (lane `i` is pixel `(x + i % 2, y + i / 2)`).
     #[inline]
-    pub fn set(&mut self, lane: usize, tri: &Triangle, x: Fixed, y: Fixed) {
+    pub fn set_quad(&mut self, q: usize, tri: &Triangle, x: u32, y: u32) {
         let p = &tri.planes;
-        self.dx[lane] = (x - p.origin[0]) as f32;
-        self.dy[lane] = (y - p.origin[1]) as f32;
-        for k in 0..2 {
-            self.weight1[k][lane] = p.weight1[k];
-            self.weight2[k][lane] = p.weight2[k];
-            self.dz[k][lane] = p.z[k];
+        self.quads[q] = QuadPlanes {
+            origin: p.origin,
+            weight1: p.weight1,
+            weight2: p.weight2,
+            inv_w: tri.inv_w,
+            z0: tri.z[0],
+            dz: p.z,
+        };
+        let (cx, cy) = pixel_center(x, y);
+        let one = 1 << SUBPIXEL_BITS;
+        for i in 0..4 {
+            let lane = q * 4 + i;
+            self.dx[lane] = offset(cx + (i as Fixed & 1) * one, p.origin[0]);
+            self.dy[lane] = offset(cy + (i as Fixed >> 1) * one, p.origin[1]);
         }
-        for k in 0..3 {
-            self.inv_w[k][lane] = tri.inv_w[k];
-        }
-        self.z0[lane] = tri.z[0];
     }
 
-    /// Every lane's weights (lanes never set give meaningless values).
+    /// Moves `lane` to the snapped point (x, y) of its quad's triangle.
+    #[inline]
+    pub fn set_point(&mut self, lane: usize, x: Fixed, y: Fixed) {
+        let origin = self.quads[lane / 4].origin;
+        self.dx[lane] = offset(x, origin[0]);
+        self.dy[lane] = offset(y, origin[1]);
+    }
+
+    /// Every lane's weights (lanes of quads never set give meaningless values).
     pub fn weights(&self) -> WarpWeights {
         let mut out = WarpWeights {
             linear: [[0.0; WARP_LANES]; 3],
             perspective: [[0.0; WARP_LANES]; 3],
             inv_w: [0.0; WARP_LANES],
         };
-        for l in 0..WARP_LANES {
-            let (dx, dy) = (self.dx[l], self.dy[l]);
-            let l1 = self.weight1[0][l] * dx + self.weight1[1][l] * dy;
-            let l2 = self.weight2[0][l] * dx + self.weight2[1][l] * dy;
-            let linear = [1.0 - l1 - l2, l1, l2];
-            let q = [0, 1, 2].map(|k| linear[k] * self.inv_w[k][l]);
-            let inv_w = q[0] + q[1] + q[2];
-            let r = 1.0 / inv_w;
-            for k in 0..3 {
-                out.linear[k][l] = linear[k];
-                out.perspective[k][l] = q[k] * r;
+        for (q, p) in self.quads.iter().enumerate() {
+            for l in q * 4..q * 4 + 4 {
+                let (dx, dy) = (self.dx[l], self.dy[l]);
+                let l1 = p.weight1[0] * dx + p.weight1[1] * dy;
+                let l2 = p.weight2[0] * dx + p.weight2[1] * dy;
+                let linear = [1.0 - l1 - l2, l1, l2];
+                let w = [0, 1, 2].map(|k| linear[k] * p.inv_w[k]);
+                let inv_w = w[0] + w[1] + w[2];
+                let r = 1.0 / inv_w;
+                for k in 0..3 {
+                    out.linear[k][l] = linear[k];
+                    out.perspective[k][l] = w[k] * r;
+                }
+                out.inv_w[l] = inv_w;
             }
-            out.inv_w[l] = inv_w;
         }
         out
     }
@@ -86,33 +122,39 @@ impl WarpPoints {
     /// Every lane's depth.
     pub fn depths(&self) -> [f32; WARP_LANES] {
         let mut z = [0.0; WARP_LANES];
-        for (l, z) in z.iter_mut().enumerate() {
-            *z = self.z0[l] + self.dz[0][l] * self.dx[l] + self.dz[1][l] * self.dy[l];
+        for (q, p) in self.quads.iter().enumerate() {
+            for l in q * 4..q * 4 + 4 {
+                z[l] = p.z0 + p.dz[0] * self.dx[l] + p.dz[1] * self.dy[l];
+            }
         }
         z
     }
 }
 
-/// Interpolates one attribute word on every lane from each lane's three vertex values
-/// (raw bits).
+/// Interpolates one attribute word on every lane; `v[q]` holds quad `q`'s three vertex
+/// values (raw bits), shared by its four lanes.
 #[inline]
 pub fn interpolate_lanes(
     mode: Interpolation,
     w: &WarpWeights,
-    v: &[[u32; WARP_LANES]; 3],
+    v: &[[u32; 3]; QUADS],
     out: &mut [u32; WARP_LANES],
 ) {
     let w = match mode {
         Interpolation::Flat => {
-            *out = v[0];
+            for (q, v) in v.iter().enumerate() {
+                out[q * 4..q * 4 + 4].fill(v[0]);
+            }
             return;
         }
         Interpolation::Perspective => &w.perspective,
         Interpolation::Linear => &w.linear,
     };
-    for l in 0..WARP_LANES {
-        let f = [0, 1, 2].map(|k| f32::from_bits(v[k][l]));
-        out[l] = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+    for (q, v) in v.iter().enumerate() {
+        let f = v.map(f32::from_bits);
+        for l in q * 4..q * 4 + 4 {
+            out[l] = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! and sRGB targets blend in linear space.
 
 use rastra_texture::format::encode_unorm8 as unorm8;
-use rastra_texture::format::{linear_to_srgb8, srgb_to_linear8};
+use rastra_texture::format::{linear_to_srgb8, srgb_to_linear8, srgb8_decode_table};
 
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
@@ -105,6 +105,10 @@ const UNORM8_TO_F32: [f32; 256] = {
     }
     table
 };
+
+/// A quad's four colours, channel-major: `colors[channel][pixel]`, pixels in quad order
+/// (the layout the shader cores' registers hold them in).
+pub type QuadColors = [[f32; 4]; 4];
 
 /// Blends `src` over `dst` (both linear RGBA).
 pub fn blend(state: &BlendState, src: [f32; 4], dst: [f32; 4], constant: [f32; 4]) -> [f32; 4] {
@@ -256,7 +260,7 @@ impl Rop {
         texels: &mut [u8],
         samples: usize,
         coverage: [u8; 4],
-        colors: &[[f32; 4]; 4],
+        colors: &QuadColors,
     ) -> (u64, u64) {
         let pixel = self.size * samples;
         match self.unorm8 {
@@ -267,7 +271,8 @@ impl Rop {
                 let mut sum = (0, 0);
                 for (i, texels) in texels.chunks_exact_mut(pixel).take(4).enumerate() {
                     if coverage[i] != 0 {
-                        let (w, b) = self.write_pixel(texels, coverage[i], colors[i]);
+                        let color = [0, 1, 2, 3].map(|c| colors[c][i]);
+                        let (w, b) = self.write_pixel(texels, coverage[i], color);
                         sum = (sum.0 + w, sum.1 + b);
                     }
                 }
@@ -277,82 +282,120 @@ impl Rop {
     }
 
     /// [`Rop::write_quad`] for single-sampled 8-bit RGBA/BGRA targets with every channel
-    /// written: the quad's sixteen channels go through decode, blend and encode as arrays
-    /// (SIMD), computing exactly the per-pixel path's expressions.
+    /// written.
     fn write_quad_unorm8(
         &self,
         texels: &mut [u8],
         order: Unorm8Order,
         coverage: [u8; 4],
-        colors: &[[f32; 4]; 4],
+        colors: &QuadColors,
     ) -> (u64, u64) {
-        // Byte `k` of a texel holds channel `CHANNEL[k]`.
-        let channel: [usize; 4] = match order {
+        let texels: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
+        // Channel `c` is byte `byte[c]` of a texel.
+        let byte = match order {
             Unorm8Order::Rgba => [0, 1, 2, 3],
             Unorm8Order::Bgra => [2, 1, 0, 3],
         };
-        let texels: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
-        let mut src = [0.0f32; 16];
-        for i in 0..4 {
-            for k in 0..4 {
-                src[i * 4 + k] = colors[i][channel[k]].clamp(0.0, 1.0);
+        if self.srgb {
+            self.quad8::<true>(texels, byte, coverage, colors)
+        } else {
+            self.quad8::<false>(texels, byte, coverage, colors)
+        }
+    }
+
+    /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels: each
+    /// channel's four pixels go through decode, blend and encode as 4-wide arrays (SIMD),
+    /// computing exactly the per-pixel path's expressions.
+    #[inline(always)]
+    fn quad8<const SRGB: bool>(
+        &self,
+        texels: &mut [u8; 16],
+        byte: [u32; 4],
+        coverage: [u8; 4],
+        colors: &QuadColors,
+    ) -> (u64, u64) {
+        let mut src = *colors;
+        for channel in &mut src {
+            for v in channel {
+                *v = v.clamp(0.0, 1.0);
             }
         }
         let written = coverage.iter().map(|c| c.count_ones() as u64).sum::<u64>();
+        let mut words = [0u32; 4];
+        for (i, word) in words.iter_mut().enumerate() {
+            *word = u32::from_le_bytes(texels[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+        }
+        let decode_table = |c: usize| {
+            if SRGB && c != 3 {
+                srgb8_decode_table()
+            } else {
+                &UNORM8_TO_F32
+            }
+        };
+        let dst = || {
+            let mut dst: QuadColors = [[0.0; 4]; 4];
+            for (c, channel) in dst.iter_mut().enumerate() {
+                let table = decode_table(c);
+                for (v, word) in channel.iter_mut().zip(words) {
+                    *v = table[(word >> (8 * byte[c]) & 0xff) as usize];
+                }
+            }
+            dst
+        };
         let mut out = src;
         let blended = match (self.state.blend, self.blend_path) {
             (None, _) => 0,
-            (Some(_), path @ (BlendPath::Alpha | BlendPath::Premultiplied)) => {
-                // out = src·fs + dst·fd with the short paths' factors per channel.
-                let alpha = 3; // the byte (and channel) alpha is in, in both orders
-                let mut fs = [1.0f32; 16];
-                let mut fd = [0.0f32; 16];
-                for i in 0..4 {
-                    let a = src[i * 4 + alpha];
-                    for k in 0..4 {
-                        if path == BlendPath::Alpha && k != alpha {
-                            fs[i * 4 + k] = a;
-                        }
-                        fd[i * 4 + k] = 1.0 - a;
-                    }
+            (Some(_), path) if path != BlendPath::Generic => {
+                // out = src·fs + dst·fd with the short paths' factors: fd = 1 − source
+                // alpha; fs = source alpha for colour under `Alpha`, else 1.
+                let dst = dst();
+                let mut inv = [0.0f32; 4];
+                for (inv, a) in inv.iter_mut().zip(src[3]) {
+                    *inv = 1.0 - a;
                 }
-                for k in 0..16 {
-                    let dst = if k % 4 == alpha {
-                        UNORM8_TO_F32[texels[k] as usize]
+                for c in 0..4 {
+                    let fs = if c != 3 && path == BlendPath::Alpha {
+                        src[3]
                     } else {
-                        self.decode8(texels[k])
+                        [1.0; 4]
                     };
-                    out[k] = src[k] * fs[k] + dst * fd[k];
+                    for i in 0..4 {
+                        out[c][i] = src[c][i] * fs[i] + dst[c][i] * inv[i];
+                    }
                 }
                 written
             }
-            (Some(state), BlendPath::Generic) => {
+            (Some(state), _) => {
+                let dst = dst();
                 for i in 0..4 {
-                    let dst = self.decode(&texels[i * 4..i * 4 + 4]);
-                    let c = blend(
+                    let color = blend(
                         &state,
-                        colors[i].map(|v| v.clamp(0.0, 1.0)),
-                        dst,
+                        [src[0][i], src[1][i], src[2][i], src[3][i]],
+                        [dst[0][i], dst[1][i], dst[2][i], dst[3][i]],
                         self.constant,
                     );
-                    for k in 0..4 {
-                        out[i * 4 + k] = c[channel[k]];
+                    for (c, v) in color.into_iter().enumerate() {
+                        out[c][i] = v;
                     }
                 }
                 written
             }
         };
-        let mut bytes = [0u8; 16];
-        for k in 0..16 {
-            bytes[k] = if k % 4 == 3 {
-                unorm8(out[k])
-            } else {
-                self.encode8(out[k])
-            };
+        let mut packed = [0u32; 4];
+        for c in 0..4 {
+            let shift = 8 * byte[c];
+            for (word, v) in packed.iter_mut().zip(out[c]) {
+                let code = if SRGB && c != 3 {
+                    linear_to_srgb8(v)
+                } else {
+                    unorm8(v)
+                };
+                *word |= (code as u32) << shift;
+            }
         }
         for i in 0..4 {
             if coverage[i] & 1 != 0 {
-                texels[i * 4..i * 4 + 4].copy_from_slice(&bytes[i * 4..i * 4 + 4]);
+                texels[i * 4..i * 4 + 4].copy_from_slice(&packed[i].to_le_bytes());
             }
         }
         (written, blended)
@@ -547,8 +590,9 @@ mod tests {
                 for _ in 0..2_000 {
                     let mut texels = [0u8; 16];
                     texels.iter_mut().for_each(|t| *t = next() as u8);
-                    // Colours slightly outside [0, 1] (clamped), and the odd NaN.
-                    let mut colors = [[0.0f32; 4]; 4];
+                    // Colours slightly outside [0, 1] (clamped), and the odd NaN;
+                    // channel-major.
+                    let mut colors: QuadColors = [[0.0f32; 4]; 4];
                     for v in colors.iter_mut().flatten() {
                         let r = next();
                         *v = if r % 97 == 0 {
@@ -567,7 +611,7 @@ mod tests {
                             let (w, b) = rop.write_pixel(
                                 &mut pixels[i * 4..i * 4 + 4],
                                 coverage[i],
-                                colors[i],
+                                [0, 1, 2, 3].map(|c| colors[c][i]),
                             );
                             want = (want.0 + w, want.1 + b);
                         }

@@ -14,10 +14,10 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{WarpPoints, depth_at, interpolate_lanes, pixel_center};
+use crate::interpolate::{WarpPoints, depth_at, interpolate_lanes};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
-use crate::output_merger::Rop;
+use crate::output_merger::{QuadColors, Rop};
 use crate::raster::{Quad, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
 use crate::state::Viewport;
@@ -205,39 +205,38 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let lanes = self.pending.len() * 4;
         let active = lane_mask(lanes);
         // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
-        // for it, its centroid sample) with its triangle's planes; the weights and
+        // for it, its centroid sample); per quad: its triangle's planes. The weights and
         // interpolated values are then computed for all lanes at once.
         let mut helpers: Mask = 0;
         let mut center = WarpPoints::default();
-        let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
-        let mut centroid = wants_centroid.then(WarpPoints::default);
-        let full = self.pattern.full_mask();
         for (q, pend) in self.pending.iter().enumerate() {
-            let t = pend.tri;
-            for i in 0..4 {
-                let lane = q * 4 + i;
-                if pend.quad.coverage[i] == 0 {
-                    helpers |= 1 << lane;
-                }
-                let px = pend.quad.x + (i as u32 & 1);
-                let py = pend.quad.y + (i as u32 >> 1);
-                let (cx, cy) = pixel_center(px, py);
-                center.set(lane, t, cx, cy);
-                if let Some(centroid) = &mut centroid {
-                    let cov = pend.raster[i];
+            center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
+            for (i, &cov) in pend.quad.coverage.iter().enumerate() {
+                helpers |= ((cov == 0) as Mask) << (q * 4 + i);
+            }
+        }
+        let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
+        let centroid_weights = wants_centroid.then(|| {
+            // Partly covered pixels move to their first covered sample.
+            let full = self.pattern.full_mask();
+            let mut centroid = center;
+            for (q, pend) in self.pending.iter().enumerate() {
+                for (i, &cov) in pend.raster.iter().enumerate() {
                     if cov != 0 && cov != full {
                         let [ox, oy] = self.pattern.offsets[cov.trailing_zeros() as usize];
-                        let x = ((px as i64) << SUBPIXEL_BITS) + ox;
-                        let y = ((py as i64) << SUBPIXEL_BITS) + oy;
-                        centroid.set(lane, t, x, y);
-                    } else {
-                        centroid.set(lane, t, cx, cy);
+                        let px = (pend.quad.x + (i as u32 & 1)) as i64;
+                        let py = (pend.quad.y + (i as u32 >> 1)) as i64;
+                        centroid.set_point(
+                            q * 4 + i,
+                            (px << SUBPIXEL_BITS) + ox,
+                            (py << SUBPIXEL_BITS) + oy,
+                        );
                     }
                 }
             }
-        }
+            centroid.weights()
+        });
         let center_weights = center.weights();
-        let centroid_weights = centroid.map(|c| c.weights());
         if let Some(reg) = p.frag_position_reg {
             let depths = center.depths();
             let r = warp.regs_mut(reg, 4);
@@ -275,16 +274,13 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 Some(w) if v.sampling == Sampling::Centroid => w,
                 _ => &center_weights,
             };
-            let comps = v.components as usize;
+            let base = v.word as usize;
             let regs = warp.regs_mut(v.fs_reg, v.components);
             for (c, reg) in regs.iter_mut().enumerate() {
-                let mut values = [[0u32; WARP_LANES]; 3];
-                for (q, pend) in self.pending.iter().enumerate() {
-                    let base = v.word as usize;
-                    let a = &pend.attrs[base..base + 2 * words + comps];
-                    for (k, values) in values.iter_mut().enumerate() {
-                        values[q * 4..q * 4 + 4].fill(a[k * words + c]);
-                    }
+                let mut values = [[0u32; 3]; QUADS_PER_WARP];
+                for (values, pend) in values.iter_mut().zip(&self.pending) {
+                    let a = pend.attrs;
+                    *values = [a[base + c], a[base + words + c], a[base + 2 * words + c]];
                 }
                 interpolate_lanes(v.interpolation, weights, &values, reg);
             }
@@ -317,6 +313,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         );
         for (q, pend) in self.pending.iter().enumerate() {
             let mut covs = [0u8; 4];
+            let mut any = false;
             for (i, covs) in covs.iter_mut().enumerate() {
                 let lane = q * 4 + i;
                 let mut cov = pend.quad.coverage[i];
@@ -358,20 +355,19 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     counters.depth_samples_written += cov.count_ones() as u64;
                 }
                 *covs = cov;
+                any = true;
             }
-            if covs == [0; 4] {
+            if !any {
                 continue;
             }
             for out in &p.color_outputs {
                 let Some(surface) = self.colors[out.target].as_mut() else {
                     continue;
                 };
-                let regs = warp.regs(out.reg, out.components);
-                let mut colors = [[0.0, 0.0, 0.0, 1.0]; 4];
-                for (i, color) in colors.iter_mut().enumerate() {
-                    for (c, reg) in regs.iter().enumerate() {
-                        color[c] = f32::from_bits(reg[q * 4 + i]);
-                    }
+                // Channel-major, as the registers hold them; missing channels are (0, 0, 0, 1).
+                let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
+                for (color, reg) in colors.iter_mut().zip(warp.regs(out.reg, out.components)) {
+                    *color = std::array::from_fn(|i| f32::from_bits(reg[q * 4 + i]));
                 }
                 // A quad's four pixels are adjacent in the surface (8×8 tiles in Morton
                 // order, quads aligned), so its texels are one range.

@@ -992,7 +992,11 @@ fn float_to_u32_sat(v: f32) -> u32 {
 /// unorm encode uses, exported for units with a short path for those formats (the ROPs).
 #[inline]
 pub fn encode_unorm8(x: f32) -> u8 {
-    unorm(x, 255.0) as u8
+    // `unorm(x, 255.0)`, written so that arrays of it vectorise: `max`/`min` send NaN to 0,
+    // and the rounded sum lies in [0.5, 255.5], so the unchecked conversion is exact.
+    let x = x.max(0.0).min(1.0);
+    // SAFETY: 0 ≤ x ≤ 1 makes the value finite and within i32.
+    unsafe { (x as f64 * 255.0 + 0.5).to_int_unchecked::<i32>() as u8 }
 }
 
 /// Float to unorm code with `max` = 2^bits − 1: NaN → 0, clamp to [0, 1], round to nearest.
@@ -1143,6 +1147,11 @@ pub fn srgb_to_linear8(code: u8) -> f32 {
     srgb_tables().decode[code as usize]
 }
 
+/// [`srgb_to_linear8`] of every code, for units that decode many bytes at once.
+pub fn srgb8_decode_table() -> &'static [f32; 256] {
+    &srgb_tables().decode
+}
+
 /// Linear float to 8-bit sRGB with round-to-nearest in the encoded domain (NaN → 0).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 pub fn linear_to_srgb8(x: f32) -> u8 {
@@ -1165,6 +1174,22 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 8-bit short encode equals the generic unorm rule: at NaN, infinities, every code's
+    /// rounding boundary ± 2 ulps, and a sweep of [-0.5, 1.5].
+    #[test]
+    fn unorm8_encode_equals_the_generic_rule() {
+        let mut xs = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1.0];
+        for code in 0..256 {
+            let edge = (code as f32 + 0.5) / 255.0;
+            let bits = edge.to_bits() as i64;
+            xs.extend((bits - 2..=bits + 2).map(|b| f32::from_bits(b as u32)));
+        }
+        xs.extend((0..1_000_000).map(|i| i as f32 / 500_000.0 - 0.5));
+        for x in xs {
+            assert_eq!(encode_unorm8(x), unorm(x, 255.0) as u8, "{x:e}");
+        }
+    }
 
     /// The bucketed sRGB encode counts the thresholds ≤ x exactly like a full search, at
     /// every threshold, its neighbours and a sweep of the range.
