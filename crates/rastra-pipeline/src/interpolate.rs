@@ -58,7 +58,10 @@ pub struct WarpWeights {
 #[inline(always)]
 fn offset(a: Fixed, origin: Fixed) -> f32 {
     let d = a - origin;
-    debug_assert!(i32::try_from(d).is_ok(), "snapped offset {d} outside the guard band");
+    debug_assert!(
+        i32::try_from(d).is_ok(),
+        "snapped offset {d} outside the guard band"
+    );
     d as i32 as f32
 }
 

@@ -5,6 +5,7 @@
 //! and sRGB targets blend in linear space.
 
 use rastra_texture::format::encode_unorm8 as unorm8;
+use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 use rastra_texture::format::{linear_to_srgb8, srgb_to_linear8, srgb8_decode_table};
 
 use crate::format::TextureFormat;
@@ -105,6 +106,14 @@ const UNORM8_TO_F32: [f32; 256] = {
     }
     table
 };
+
+/// The blend a quad ROP applies: the two short paths or the generic equation.
+#[derive(Clone, Copy)]
+enum Short {
+    Alpha,
+    Premultiplied,
+    Generic(BlendState),
+}
 
 /// A quad's four colours, channel-major: `colors[channel][pixel]`, pixels in quad order
 /// (the layout the shader cores' registers hold them in).
@@ -303,9 +312,11 @@ impl Rop {
         }
     }
 
-    /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels: each
-    /// channel's four pixels go through decode, blend and encode as 4-wide arrays (SIMD),
-    /// computing exactly the per-pixel path's expressions.
+    /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
+    /// four pixels go through decode, blend and encode as 4-wide arrays with no per-pixel
+    /// branch or table lookup outside sRGB decoding, so the compiler emits SIMD code;
+    /// every value is computed with exactly the per-pixel path's expressions (`code / 255`
+    /// is the unorm decode table's own arithmetic).
     #[inline(always)]
     fn quad8<const SRGB: bool>(
         &self,
@@ -320,84 +331,82 @@ impl Rop {
                 *v = v.clamp(0.0, 1.0);
             }
         }
-        let written = coverage.iter().map(|c| c.count_ones() as u64).sum::<u64>();
-        let mut words = [0u32; 4];
-        for (i, word) in words.iter_mut().enumerate() {
-            *word = u32::from_le_bytes(texels[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
-        }
-        let decode_table = |c: usize| {
-            if SRGB && c != 3 {
-                srgb8_decode_table()
-            } else {
-                &UNORM8_TO_F32
-            }
-        };
-        let dst = || {
-            let mut dst: QuadColors = [[0.0; 4]; 4];
-            for (c, channel) in dst.iter_mut().enumerate() {
-                let table = decode_table(c);
-                for (v, word) in channel.iter_mut().zip(words) {
-                    *v = table[(word >> (8 * byte[c]) & 0xff) as usize];
-                }
-            }
-            dst
+        let written = u32::from_le_bytes(coverage).count_ones() as u64;
+        let words: [u32; 4] = std::array::from_fn(|i| {
+            u32::from_le_bytes(*texels[i * 4..].first_chunk().unwrap_or(&[0; 4]))
+        });
+        let blend = match (self.state.blend, self.blend_path) {
+            (None, _) => None,
+            (Some(_), BlendPath::Alpha) => Some(Short::Alpha),
+            (Some(_), BlendPath::Premultiplied) => Some(Short::Premultiplied),
+            (Some(state), BlendPath::Generic) => Some(Short::Generic(state)),
         };
         let mut out = src;
-        let blended = match (self.state.blend, self.blend_path) {
-            (None, _) => 0,
-            (Some(_), path) if path != BlendPath::Generic => {
-                // out = src·fs + dst·fd with the short paths' factors: fd = 1 − source
-                // alpha; fs = source alpha for colour under `Alpha`, else 1.
-                let dst = dst();
-                let mut inv = [0.0f32; 4];
-                for (inv, a) in inv.iter_mut().zip(src[3]) {
-                    *inv = 1.0 - a;
-                }
-                for c in 0..4 {
-                    let fs = if c != 3 && path == BlendPath::Alpha {
-                        src[3]
-                    } else {
-                        [1.0; 4]
-                    };
-                    for i in 0..4 {
-                        out[c][i] = src[c][i] * fs[i] + dst[c][i] * inv[i];
+        if let Some(blend) = blend {
+            let mut dst: QuadColors = [[0.0; 4]; 4];
+            for (c, channel) in dst.iter_mut().enumerate() {
+                let shift = 8 * byte[c];
+                if SRGB && c != 3 {
+                    let table = srgb8_decode_table();
+                    for (v, word) in channel.iter_mut().zip(words) {
+                        *v = table[(word >> shift & 0xff) as usize];
                     }
-                }
-                written
-            }
-            (Some(state), _) => {
-                let dst = dst();
-                for i in 0..4 {
-                    let color = blend(
-                        &state,
-                        [src[0][i], src[1][i], src[2][i], src[3][i]],
-                        [dst[0][i], dst[1][i], dst[2][i], dst[3][i]],
-                        self.constant,
-                    );
-                    for (c, v) in color.into_iter().enumerate() {
-                        out[c][i] = v;
-                    }
-                }
-                written
-            }
-        };
-        let mut packed = [0u32; 4];
-        for c in 0..4 {
-            let shift = 8 * byte[c];
-            for (word, v) in packed.iter_mut().zip(out[c]) {
-                let code = if SRGB && c != 3 {
-                    linear_to_srgb8(v)
                 } else {
-                    unorm8(v)
-                };
-                *word |= (code as u32) << shift;
+                    for (v, word) in channel.iter_mut().zip(words) {
+                        *v = (word >> shift & 0xff) as f32 / 255.0;
+                    }
+                }
+            }
+            match blend {
+                // out = src·fs + dst·(1 − source alpha), fs = source alpha for the colour
+                // channels under `Alpha`, else 1 (the short paths of `Rop::blend`).
+                Short::Alpha | Short::Premultiplied => {
+                    let alpha = src[3];
+                    let inv = alpha.map(|a| 1.0 - a);
+                    for c in 0..4 {
+                        let fs = if c != 3 && matches!(blend, Short::Alpha) {
+                            alpha
+                        } else {
+                            [1.0; 4]
+                        };
+                        for i in 0..4 {
+                            out[c][i] = src[c][i] * fs[i] + dst[c][i] * inv[i];
+                        }
+                    }
+                }
+                Short::Generic(state) => {
+                    for i in 0..4 {
+                        let color = self::blend(
+                            &state,
+                            [src[0][i], src[1][i], src[2][i], src[3][i]],
+                            [dst[0][i], dst[1][i], dst[2][i], dst[3][i]],
+                            self.constant,
+                        );
+                        for (c, v) in color.into_iter().enumerate() {
+                            out[c][i] = v;
+                        }
+                    }
+                }
             }
         }
-        for i in 0..4 {
+        let mut packed = [0u32; 4];
+        for (c, channel) in out.iter().enumerate() {
+            let shift = 8 * byte[c];
+            let codes = if SRGB && c != 3 {
+                channel.map(|v| linear_to_srgb8(v) as u32)
+            } else {
+                unorm8_x4(*channel)
+            };
+            for (word, code) in packed.iter_mut().zip(codes) {
+                *word |= code << shift;
+            }
+        }
+        for (i, word) in packed.iter().enumerate() {
             if coverage[i] & 1 != 0 {
-                texels[i * 4..i * 4 + 4].copy_from_slice(&packed[i].to_le_bytes());
+                texels[i * 4..i * 4 + 4].copy_from_slice(&word.to_le_bytes());
             }
         }
+        let blended = if blend.is_some() { written } else { 0 };
         (written, blended)
     }
 
