@@ -183,9 +183,25 @@ fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
+/// The body of `eval_lanes` for one op: its own lane function when the table gives one
+/// (`Op => scalar => lanes`, which must compute the scalar closure's bits on every lane),
+/// else the scalar closure in a loop over the lanes.
+macro_rules! lanes_of {
+    ($f:expr; $out:ident, $l:ident, $largs:tt, $lcall:tt) => {{
+        let op = $f;
+        for $l in 0..WARP_LANES {
+            $out[$l] = op $largs;
+        }
+    }};
+    ($f:expr, $lanes:expr; $out:ident, $l:ident, $largs:tt, $lcall:tt) => {
+        ($lanes) $lcall
+    };
+}
+
 macro_rules! op_table {
     ($enum:ident, $me:tt, $out:ident, $sig:tt, $args:tt, $lsig:tt, $l:ident, $largs:tt,
-     { $( $(#[doc = $doc:literal])* $name:ident => $f:expr, )* }) => {
+     $lcall:tt,
+     { $( $(#[doc = $doc:literal])* $name:ident => $f:expr $(=> $lanes:expr)?, )* }) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $enum {
             $( $(#[doc = $doc])* $name, )*
@@ -207,12 +223,7 @@ macro_rules! op_table {
             #[allow(clippy::redundant_closure_call)]
             pub fn eval_lanes $lsig {
                 match $me {
-                    $( $enum::$name => {
-                        let op = $f;
-                        for $l in 0..WARP_LANES {
-                            $out[$l] = op $largs;
-                        }
-                    } )*
+                    $( $enum::$name => lanes_of!($f $(, $lanes)?; $out, $l, $largs, $lcall), )*
                 }
             }
         }
@@ -220,7 +231,7 @@ macro_rules! op_table {
 }
 
 op_table!(UnOp, self, out, (self, a: u32), (a),
-    (self, a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l]), {
+    (self, a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l]), (a, out), {
     /// f32 negation.
     FNeg => |a: u32| fb(-f(a)),
     FAbs => |a: u32| fb(f(a).abs()),
@@ -237,8 +248,9 @@ op_table!(UnOp, self, out, (self, a: u32), (a),
     FExp2 => |a: u32| fb(f(a).exp2()),
     FLog => |a: u32| fb(f(a).ln()),
     FLog2 => |a: u32| fb(f(a).log2()),
-    FSin => |a: u32| fb(f(a).sin()),
-    FCos => |a: u32| fb(f(a).cos()),
+    /// Range reduction and polynomials (`trig`), the C library beyond |x| = 8192.
+    FSin => |a: u32| fb(crate::trig::sin(f(a))) => crate::trig::sin_lanes,
+    FCos => |a: u32| fb(crate::trig::cos(f(a))) => crate::trig::cos_lanes,
     FTan => |a: u32| fb(f(a).tan()),
     FAsin => |a: u32| fb(f(a).asin()),
     FAcos => |a: u32| fb(f(a).acos()),
@@ -297,7 +309,7 @@ op_table!(UnOp, self, out, (self, a: u32), (a),
 });
 
 op_table!(BinOp, self, out, (self, a: u32, b: u32), (a, b),
-    (self, a: &[u32; WARP_LANES], b: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l], b[l]), {
+    (self, a: &[u32; WARP_LANES], b: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l], b[l]), (a, b, out), {
     FAdd => |a: u32, b: u32| fb(f(a) + f(b)),
     FSub => |a: u32, b: u32| fb(f(a) - f(b)),
     FMul => |a: u32, b: u32| fb(f(a) * f(b)),
@@ -356,7 +368,7 @@ op_table!(BinOp, self, out, (self, a: u32, b: u32), (a, b),
 });
 
 op_table!(TerOp, self, out, (self, a: u32, b: u32, c: u32), (a, b, c),
-    (self, a: &[u32; WARP_LANES], b: &[u32; WARP_LANES], c: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l], b[l], c[l]), {
+    (self, a: &[u32; WARP_LANES], b: &[u32; WARP_LANES], c: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES]), l, (a[l], b[l], c[l]), (a, b, c, out), {
     /// `a != 0 ? b : c`.
     Select => |a: u32, b: u32, c: u32| if a != 0 { b } else { c },
     Fma => |a: u32, b: u32, c: u32| fb(f(a).mul_add(f(b), f(c))),

@@ -32,6 +32,7 @@ mod alu;
 mod image;
 mod simt;
 mod texture;
+mod trig;
 pub mod warp;
 pub use warp::{Warp, execute};
 
