@@ -178,7 +178,13 @@ impl LineKey {
             (v | v << 1) & 0x5555_5555
         };
         let morton = spread(self.lx) | spread(self.ly) << 1;
-        ((morton ^ (h >> 40)) % sets as u64) as usize
+        let v = morton ^ (h >> 40);
+        // The default geometry has a power-of-two set count: a mask, not a division.
+        if sets.is_power_of_two() {
+            (v & (sets as u64 - 1)) as usize
+        } else {
+            (v % sets as u64) as usize
+        }
     }
 }
 
@@ -305,6 +311,8 @@ pub(crate) struct TexelCache {
     clock: u64,
     /// L2 line size in bytes (the granularity fills read memory at).
     l2_line_bytes: u64,
+    /// Scratch: the L2 lines the current fill has read.
+    fill_lines: Vec<u64>,
     pub l2: L2Port,
     pub stats: TexelCacheStats,
 }
@@ -330,6 +338,7 @@ impl TexelCache {
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
+            fill_lines: Vec::new(),
             l2,
             stats: TexelCacheStats::default(),
         }
@@ -444,7 +453,9 @@ impl TexelCache {
         let (bw, bh) = format.block_dims();
         let [ew, eh] = tex.mip_elements(key.level);
         let elem_bytes = format.block_size() as u64;
-        let mut l2_lines: Vec<u64> = Vec::with_capacity(16);
+        // The L2 lines this fill has read (kept in `self` so fills do not allocate).
+        let mut l2_lines = std::mem::take(&mut self.fill_lines);
+        l2_lines.clear();
         let mut block = [[0f32; 4]; MAX_BLOCK_TEXELS];
         let mut decoded: Option<(u32, u32)> = None;
         let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
@@ -494,7 +505,7 @@ impl TexelCache {
                         }
                     }
                 }
-                let Some(bytes) = tex.element(key.level, key.slice, ex, ey) else {
+                let Some(bytes) = tex.element_at(offset) else {
                     continue;
                 };
                 if format.is_compressed() {
@@ -513,5 +524,6 @@ impl TexelCache {
                 }
             }
         }
+        self.fill_lines = l2_lines;
     }
 }

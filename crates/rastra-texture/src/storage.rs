@@ -519,6 +519,14 @@ impl Texture {
         self.data.get(off..off + self.desc.format.block_size())
     }
 
+    /// The stored bytes of the element at byte `offset` (an [`Texture::element_offset`]).
+    #[inline]
+    pub fn element_at(&self, offset: u64) -> Option<&[u8]> {
+        let off = usize::try_from(offset).ok()?;
+        self.data
+            .get(off..off.checked_add(self.desc.format.block_size())?)
+    }
+
     /// Mutable stored bytes of one element (bumps the generation).
     pub fn element_mut(&mut self, level: u32, slice: u32, ex: u32, ey: u32) -> Option<&mut [u8]> {
         let off = self.element_offset(level, slice, ex, ey)? as usize;
