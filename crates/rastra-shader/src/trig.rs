@@ -24,18 +24,18 @@ pub(crate) const RANGE: f32 = 8192.0;
 
 /// π/2 = P1 + P2 + P3; P1 has 8 significant bits and P2 12.
 const P1: f32 = 1.570_312_5;
-const P2: f32 = 4.837_512_969_970_703e-4;
-const P3: f32 = 7.549_789_954_891_882e-8;
+const P2: f32 = 4.837_513e-4;
+const P3: f32 = 7.549_79e-8;
 
 /// sin r ≈ r + r·z·(S1 + z·(S2 + z·S3)), z = r².
-const S1: f32 = -1.666_665_461_1e-1;
-const S2: f32 = 8.332_160_873_6e-3;
-const S3: f32 = -1.951_529_589_1e-4;
+const S1: f32 = -1.666_665_5e-1;
+const S2: f32 = 8.332_161e-3;
+const S3: f32 = -1.951_529_6e-4;
 
 /// cos r ≈ 1 − z/2 + z²·(C1 + z·(C2 + z·C3)).
-const C1: f32 = 4.166_664_568_298_827e-2;
-const C2: f32 = -1.388_731_625_493_765e-3;
-const C3: f32 = 2.443_315_711_809_948e-5;
+const C1: f32 = 4.166_664_6e-2;
+const C2: f32 = -1.388_731_6e-3;
+const C3: f32 = 2.443_315_7e-5;
 
 /// sin x for |x| ≤ [`RANGE`] when `phase` = 0, cos x when `phase` = 1. Both work on |x| (sin
 /// is odd: the sign of x is put back, which keeps sin(−0) = −0; cos is even) and cos x =

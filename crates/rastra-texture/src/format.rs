@@ -994,6 +994,7 @@ fn float_to_u32_sat(v: f32) -> u32 {
 pub fn encode_unorm8(x: f32) -> u8 {
     // `unorm(x, 255.0)`, written so that arrays of it vectorise: `max`/`min` send NaN to 0,
     // and the rounded sum lies in [0.5, 255.5], so the unchecked conversion is exact.
+    #[allow(clippy::manual_clamp)] // `clamp` would keep NaN; this sends it to 0.
     let x = x.max(0.0).min(1.0);
     // SAFETY: 0 ≤ x ≤ 1 makes the value finite and within i32.
     unsafe { (x as f64 * 255.0 + 0.5).to_int_unchecked::<i32>() as u8 }
