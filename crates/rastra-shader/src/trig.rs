@@ -7,8 +7,8 @@
 //! significant bits that their products are exact (Cody and Waite's method), and the
 //! remainder r ∈ [−π/4, π/4] goes through short minimax polynomials for sin r and cos r (the
 //! classic single-precision coefficients of Moshier's Cephes library); the quadrant picks
-//! which one, and its sign. Only IEEE additions, multiplications and a round-to-even are
-//! used, no fused multiply-add, so every CPU and both compiled versions of the warp loop
+//! which one, and its sign. Only IEEE additions and multiplications are used (rounding to
+//! an integer included), no fused multiply-add, so every CPU and both compiled versions of the warp loop
 //! (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`] vectorise.
 //! Arguments outside the range, infinities and NaN go to the C library, lane by lane.
 //!
@@ -43,7 +43,10 @@ const C3: f32 = 2.443_315_7e-5;
 #[inline(always)]
 fn reduced(x: f32, phase: u32) -> f32 {
     let ax = x.abs();
-    let j = (ax * std::f32::consts::FRAC_2_PI).round_ties_even();
+    // Round to nearest even by adding and removing 1.5·2²³ (exact for 0 ≤ t < 2²²; plain
+    // SSE2, where `round_ties_even` would need SSE4.1 or a library call).
+    const ROUNDER: f32 = 12_582_912.0;
+    let j = (ax * std::f32::consts::FRAC_2_PI + ROUNDER) - ROUNDER;
     let r = ((ax - j * P1) - j * P2) - j * P3;
     let z = r * r;
     let sin = r + r * z * (S1 + z * (S2 + z * S3));

@@ -17,9 +17,7 @@
 //! themselves differ: they are not correctly rounded and pick their own CPU paths. Shader
 //! sin and cos use rastra's own reduction and polynomials, `rastra-shader/src/trig.rs`, and
 //! reach the library only beyond |x| = 8192.)
-//!
-//! The baseline itself is x86-64-v2 on x86-64 (`.cargo/config.toml`): SSE4.1 rounding and
-//! POPCNT for the coverage-mask counts the pixel pipeline does everywhere.
+
 //!
 //! `RASTRA_SIMD=baseline` in the environment turns the wide versions off for the whole
 //! process (for comparisons and profiling).
