@@ -107,14 +107,6 @@ const UNORM8_TO_F32: [f32; 256] = {
     table
 };
 
-/// The blend a quad ROP applies: the two short paths or the generic equation.
-#[derive(Clone, Copy)]
-enum Short {
-    Alpha,
-    Premultiplied,
-    Generic(BlendState),
-}
-
 /// A quad's four colours, channel-major: `colors[channel][pixel]`, pixels in quad order
 /// (the layout the shader cores' registers hold them in).
 pub type QuadColors = [[f32; 4]; 4];
@@ -335,14 +327,8 @@ impl Rop {
         let words: [u32; 4] = std::array::from_fn(|i| {
             u32::from_le_bytes(*texels[i * 4..].first_chunk().unwrap_or(&[0; 4]))
         });
-        let blend = match (self.state.blend, self.blend_path) {
-            (None, _) => None,
-            (Some(_), BlendPath::Alpha) => Some(Short::Alpha),
-            (Some(_), BlendPath::Premultiplied) => Some(Short::Premultiplied),
-            (Some(state), BlendPath::Generic) => Some(Short::Generic(state)),
-        };
         let mut out = src;
-        if let Some(blend) = blend {
+        if let Some(state) = self.state.blend {
             let mut dst: QuadColors = [[0.0; 4]; 4];
             for (c, channel) in dst.iter_mut().enumerate() {
                 let shift = 8 * byte[c];
@@ -357,14 +343,14 @@ impl Rop {
                     }
                 }
             }
-            match blend {
+            match self.blend_path {
                 // out = src·fs + dst·(1 − source alpha), fs = source alpha for the colour
                 // channels under `Alpha`, else 1 (the short paths of `Rop::blend`).
-                Short::Alpha | Short::Premultiplied => {
+                BlendPath::Alpha | BlendPath::Premultiplied => {
                     let alpha = src[3];
                     let inv = alpha.map(|a| 1.0 - a);
                     for c in 0..4 {
-                        let fs = if c != 3 && matches!(blend, Short::Alpha) {
+                        let fs = if c != 3 && self.blend_path == BlendPath::Alpha {
                             alpha
                         } else {
                             [1.0; 4]
@@ -374,7 +360,7 @@ impl Rop {
                         }
                     }
                 }
-                Short::Generic(state) => {
+                BlendPath::Generic => {
                     for i in 0..4 {
                         let color = self::blend(
                             &state,
@@ -406,7 +392,11 @@ impl Rop {
                 texels[i * 4..i * 4 + 4].copy_from_slice(&word.to_le_bytes());
             }
         }
-        let blended = if blend.is_some() { written } else { 0 };
+        let blended = if self.state.blend.is_some() {
+            written
+        } else {
+            0
+        };
         (written, blended)
     }
 

@@ -992,12 +992,7 @@ fn float_to_u32_sat(v: f32) -> u32 {
 /// unorm encode uses, exported for units with a short path for those formats (the ROPs).
 #[inline]
 pub fn encode_unorm8(x: f32) -> u8 {
-    // `unorm(x, 255.0)`, written so that arrays of it vectorise: `max`/`min` send NaN to 0,
-    // and the rounded sum lies in [0.5, 255.5], so the unchecked conversion is exact.
-    #[allow(clippy::manual_clamp)] // `clamp` would keep NaN; this sends it to 0.
-    let x = x.max(0.0).min(1.0);
-    // SAFETY: 0 ≤ x ≤ 1 makes the value finite and within i32.
-    unsafe { (x as f64 * 255.0 + 0.5).to_int_unchecked::<i32>() as u8 }
+    unorm(x, 255.0) as u8
 }
 
 /// [`encode_unorm8`] of four values at once (as 32-bit codes). On x86-64 it is SSE2 code
@@ -1207,8 +1202,8 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
 mod tests {
     use super::*;
 
-    /// The 8-bit short encode equals the generic unorm rule: at NaN, infinities, every code's
-    /// rounding boundary ± 2 ulps, and a sweep of [-0.5, 1.5].
+    /// The 8-bit encodes (one value, four at once) equal the generic unorm rule: at NaN,
+    /// infinities, every code's rounding boundary ± 2 ulps, and a sweep of [-0.5, 1.5].
     #[test]
     fn unorm8_encode_equals_the_generic_rule() {
         let mut xs = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1.0];

@@ -515,8 +515,7 @@ impl Texture {
 
     /// The stored bytes of one element, or `None` when outside the texture.
     pub fn element(&self, level: u32, slice: u32, ex: u32, ey: u32) -> Option<&[u8]> {
-        let off = self.element_offset(level, slice, ex, ey)? as usize;
-        self.data.get(off..off + self.desc.format.block_size())
+        self.element_at(self.element_offset(level, slice, ex, ey)?)
     }
 
     /// The stored bytes of the element at byte `offset` (an [`Texture::element_offset`]).
