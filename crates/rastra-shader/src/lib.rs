@@ -30,6 +30,7 @@ pub mod ir;
 
 mod alu;
 mod image;
+mod jit;
 mod simt;
 mod texture;
 mod trig;

@@ -59,6 +59,25 @@ pub struct Program {
     pub code: Block,
     /// `code` laid out for the warp interpreter's control stack.
     pub(crate) simt: Code,
+    /// `simt` compiled to native code (`jit`), when the host and the program allow it.
+    pub(crate) compiled: Option<std::sync::Arc<crate::jit::Compiled>>,
+}
+
+impl Program {
+    /// Whether warps run this program as native code (`jit`) rather than on the
+    /// interpreter.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.is_some()
+    }
+
+    /// This program without its native code: every warp runs it on the interpreter (for
+    /// differential tests and measurements; `RASTRA_JIT=0` does it for every program).
+    pub fn interpreted(&self) -> Program {
+        Program {
+            compiled: None,
+            ..self.clone()
+        }
+    }
 }
 
 /// Validator capabilities rastra accepts: core WGSL plus naga's `@early_depth_test`

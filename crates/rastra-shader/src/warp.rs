@@ -194,12 +194,48 @@ fn issue_run(
     Ok(())
 }
 
+/// Runs `warp` from its current state until the program ends or a barrier is issued,
+/// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
+/// A warp at the start of a compiled program (`jit`) runs its native code to the end;
+/// otherwise the interpreter runs it.
+pub(crate) fn run(
+    program: &Program,
+    warp: &mut Warp,
+    shared: &[AtomicU32],
+    resources: &Resources,
+    unit: &mut TextureUnit,
+    budget: &mut u64,
+    info: &mut ExecInfo,
+) -> Result<Stop, ExecError> {
+    if let Some(compiled) = &program.compiled
+        && warp.state.pc == 0
+    {
+        let (mask, helpers) = (warp.state.mask, warp.state.helpers);
+        let discarded = crate::jit::run(
+            compiled,
+            &program.simt,
+            &mut warp.regs,
+            mask,
+            helpers,
+            shared,
+            resources,
+            unit,
+            budget,
+            info,
+        )?;
+        warp.state.discarded = discarded;
+        warp.state.pc = program.simt.ops.len() as u32 - 1;
+        return Ok(Stop::Finished);
+    }
+    interpret(program, warp, shared, resources, unit, budget, info)
+}
+
 rastra_texture::multiversion! {
 /// Runs `warp` from its current state until the program ends or a barrier is issued,
 /// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
 /// Compiled for the baseline CPU and for AVX2+FMA (`rastra_texture::cpu`): the lane loops
 /// of the ops executed here are inlined into both.
-pub(crate) fn run(
+fn interpret(
     program: &Program,
     warp: &mut Warp,
     shared: &[AtomicU32],
@@ -212,7 +248,6 @@ pub(crate) fn run(
     let insts = &program.simt.insts[..];
     let regs = &mut warp.regs[..];
     let st = &mut warp.state;
-    let mem = MemCx { resources, shared };
     let mut lanes: (Mask, u64) = (0, 0);
     loop {
         let op = &code[st.pc as usize];
@@ -225,37 +260,8 @@ pub(crate) fn run(
             } => {
                 issue_run(budget, info, *len, classes, st.mask, &mut lanes)?;
                 let (mask, effects) = (st.mask, st.mask & !st.helpers);
-                // The common register-to-register instructions run here, the rest in
-                // `exec_inst`.
                 for inst in &insts[*start as usize..(*start + *len) as usize] {
-                    match *inst {
-                        Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
-                        Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
-                        Inst::Store { dst, src } => {
-                            let s = regs[src.0 as usize];
-                            masked_store(&mut regs[dst.0 as usize], &s, mask);
-                        }
-                        Inst::Unary { op, dst, a } => {
-                            let x = regs[a.0 as usize];
-                            op.eval_lanes(&x, &mut regs[dst.0 as usize]);
-                        }
-                        Inst::Binary { op, dst, a, b } => {
-                            let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
-                            op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
-                        }
-                        Inst::Ternary { op, dst, a, b, c } => {
-                            let (x, y, z) =
-                                (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
-                            op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
-                        }
-                        Inst::Texture(ref t) => {
-                            crate::texture::execute(regs, t, mask, resources, unit)
-                        }
-                        Inst::Image(ref i) => {
-                            crate::image::execute(regs, i, mask, effects, resources)
-                        }
-                        _ => exec_inst(regs, inst, mask, effects, &mem),
-                    }
+                    exec_one(regs, inst, mask, effects, shared, resources, unit);
                 }
             }
             Op::Barrier => {
@@ -486,7 +492,46 @@ fn masked_store(dst: &mut [u32; WARP_LANES], src: &[u32; WARP_LANES], mask: Mask
     }
 }
 
-/// Executes one straight-line instruction other than those `run` executes itself (register
+/// Executes one straight-line instruction on the lanes in `mask` (`effects` = the active
+/// lanes allowed side effects): the common register-to-register instructions here, the rest
+/// in `exec_inst`, the texture and image units. The interpreter inlines it into its run
+/// loop; compiled code (`jit`) calls it for the instructions it does not emit itself.
+#[inline(always)]
+pub(crate) fn exec_one(
+    regs: &mut [[u32; WARP_LANES]],
+    inst: &Inst,
+    mask: Mask,
+    effects: Mask,
+    shared: &[AtomicU32],
+    resources: &Resources,
+    unit: &mut TextureUnit,
+) {
+    match *inst {
+        Inst::Const { dst, value } => regs[dst.0 as usize] = [value; WARP_LANES],
+        Inst::Mov { dst, src } => regs[dst.0 as usize] = regs[src.0 as usize],
+        Inst::Store { dst, src } => {
+            let s = regs[src.0 as usize];
+            masked_store(&mut regs[dst.0 as usize], &s, mask);
+        }
+        Inst::Unary { op, dst, a } => {
+            let x = regs[a.0 as usize];
+            op.eval_lanes(&x, &mut regs[dst.0 as usize]);
+        }
+        Inst::Binary { op, dst, a, b } => {
+            let (x, y) = (regs[a.0 as usize], regs[b.0 as usize]);
+            op.eval_lanes(&x, &y, &mut regs[dst.0 as usize]);
+        }
+        Inst::Ternary { op, dst, a, b, c } => {
+            let (x, y, z) = (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
+            op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
+        }
+        Inst::Texture(ref t) => crate::texture::execute(regs, t, mask, resources, unit),
+        Inst::Image(ref i) => crate::image::execute(regs, i, mask, effects, resources),
+        _ => exec_inst(regs, inst, mask, effects, &MemCx { resources, shared }),
+    }
+}
+
+/// Executes one straight-line instruction other than those `exec_one` executes itself (register
 /// moves, ALU operations, barriers, texture and image instructions). `mask` = active lanes,
 /// `effects` = active lanes allowed side effects.
 #[inline(never)]

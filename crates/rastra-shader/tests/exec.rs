@@ -663,3 +663,21 @@ fn program_and_module_are_send_sync() {
     check::<rastra_shader::ShaderModule>();
     check::<rastra_shader::Warp>();
 }
+
+/// On hosts with a Cranelift back end, programs without barriers run as native code (so
+/// `common::run_mask`'s comparison of compiled code with the interpreter runs at all).
+#[test]
+fn programs_are_compiled_on_this_host() {
+    if !cfg!(target_arch = "x86_64") || std::env::var("RASTRA_JIT").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32) -> @location(0) f32 {
+            var s = 0.0;
+            for (var i = 0; i < 4; i++) { if x > f32(i) { s += x; } else { break; } }
+            return s;
+        }",
+    );
+    assert!(p.is_compiled());
+    assert!(!p.interpreted().is_compiled());
+}

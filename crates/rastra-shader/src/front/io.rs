@@ -117,6 +117,7 @@ pub(crate) fn lower_entry_point(
         workgroup_memory: lw.workgroup_bytes,
         num_regs: lw.next_reg.max(1),
         code,
+        compiled: crate::jit::compile(&simt).map(std::sync::Arc::new),
         simt,
     })
 }

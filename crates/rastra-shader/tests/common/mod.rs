@@ -62,39 +62,79 @@ pub fn run_mask(
     fill: &dyn Fn(usize, usize, usize) -> u32,
 ) -> Run {
     // Device memory is words; a trailing partial word is not addressable.
-    let words: Vec<Vec<AtomicU32>> = buffers
-        .iter()
-        .map(|b| {
-            b.chunks_exact(4)
-                .map(|c| AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
-                .collect()
-        })
-        .collect();
+    let to_words = || -> Vec<Vec<AtomicU32>> {
+        buffers
+            .iter()
+            .map(|b| {
+                b.chunks_exact(4)
+                    .map(|c| AtomicU32::new(u32::from_le_bytes(c.try_into().unwrap())))
+                    .collect()
+            })
+            .collect()
+    };
+    // The warp as `execute` runs it: garbage in every register (execute must initialise what
+    // it needs itself), the inputs, then the outputs and the memory afterwards.
+    let exec = |p: &Program| {
+        let words = to_words();
+        let slices: Vec<&[AtomicU32]> = words.iter().map(|w| w.as_slice()).collect();
+        let res = Resources::buffers(&slices);
+        let mut w = Warp::new(p);
+        for r in w.regs_mut(0, w.num_regs()) {
+            *r = [0xdead_beef; WARP_LANES];
+        }
+        fill_inputs(p, &mut w, fill);
+        let mut budget = BUDGET;
+        let info = execute(
+            p,
+            &mut w,
+            active,
+            0,
+            &res,
+            &mut rastra_texture::TextureUnit::default(),
+            &mut budget,
+        )
+        .expect("execute");
+        assert_eq!(BUDGET - budget, info.instructions);
+        let out: Vec<Vec<[u32; WARP_LANES]>> = p
+            .outputs
+            .iter()
+            .map(|o| w.regs(o.first_reg, o.ty.components as u32).to_vec())
+            .collect();
+        let memory: Vec<Vec<u32>> = words
+            .iter()
+            .map(|w| {
+                w.iter()
+                    .map(|x| x.load(std::sync::atomic::Ordering::Relaxed))
+                    .collect()
+            })
+            .collect();
+        (out, info, memory)
+    };
+    let (out, info, memory) = exec(p);
+    // Compiled code and the interpreter: the same bits on every lane, the same memory, the
+    // same statistics.
+    if p.is_compiled() {
+        let (i_out, i_info, i_memory) = exec(&p.interpreted());
+        assert_eq!(
+            info, i_info,
+            "statistics of compiled code and interpreter differ"
+        );
+        assert_eq!(
+            memory, i_memory,
+            "memory written by compiled code and interpreter differs"
+        );
+        for (oi, (o, io)) in out.iter().zip(&i_out).enumerate() {
+            for (c, (a, b)) in o.iter().zip(io).enumerate() {
+                assert_eq!(
+                    a, b,
+                    "output {oi} component {c}: compiled {a:x?} interpreted {b:x?}"
+                );
+            }
+        }
+    }
+    let words = to_words();
     let slices: Vec<&[AtomicU32]> = words.iter().map(|w| w.as_slice()).collect();
     let res = Resources::buffers(&slices);
-    let mut w = Warp::new(p);
-    // Garbage in every register: execute must initialise what it needs itself.
-    for r in w.regs_mut(0, w.num_regs()) {
-        *r = [0xdead_beef; WARP_LANES];
-    }
-    fill_inputs(p, &mut w, fill);
-    let mut budget = BUDGET;
-    let info = execute(
-        p,
-        &mut w,
-        active,
-        0,
-        &res,
-        &mut rastra_texture::TextureUnit::default(),
-        &mut budget,
-    )
-    .expect("execute");
-    assert_eq!(BUDGET - budget, info.instructions);
-    let out: Vec<Vec<[u32; WARP_LANES]>> = p
-        .outputs
-        .iter()
-        .map(|o| w.regs(o.first_reg, o.ty.components as u32).to_vec())
-        .collect();
     if !p.uses_derivatives {
         let mut rw = Warp::new(p);
         fill_inputs(p, &mut rw, fill);

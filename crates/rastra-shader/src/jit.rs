@@ -1,0 +1,1141 @@
+//! The shader compiler's back end: SIMT code ([`crate::simt`]) compiled to native code with
+//! Cranelift, so a warp runs without an interpreter loop (T3 "Shader Unit internals": the
+//! driver compiles shaders to the hardware's ISA; here the hardware is the host CPU and a
+//! warp's 16 lanes are four 128-bit vectors).
+//!
+//! The compiled function is the warp interpreter (`warp::run`) unrolled over one program:
+//! every SIMT op becomes a block doing what the interpreter does for that op, with the
+//! execution mask, the control frames and the statistics in machine registers instead of a
+//! `Warp`'s fields. Frame `k` of the interpreter's stack is a fixed set of variables: the
+//! nesting is static, and so is the op a frame's `end` names at each point of the code
+//! ([`static_ends`]), so "jump to the innermost frame's end" is a direct branch.
+//!
+//! Straight-line instructions whose results are exactly defined by IEEE 754 or two's
+//! complement arithmetic (add, multiply, divide, fused multiply-add, comparisons, selects,
+//! bit operations, …) are emitted as vector instructions on the register file. Every other
+//! instruction (texture and memory accesses, transcendental functions, NaN-sensitive min
+//! and max, …) calls back into the interpreter's own code for that one instruction
+//! (`warp::exec_one`), so both paths share one definition of each and give the same bits.
+//! Budget, instruction classes, active lanes and divergent branches are counted exactly as
+//! the interpreter counts them.
+//!
+//! Programs with workgroup barriers are not compiled: a barrier suspends the warp in the
+//! middle of the program, which the interpreter's resumable state handles. `RASTRA_JIT=0`
+//! turns the compiler off (every program is interpreted).
+
+use std::sync::atomic::AtomicU32;
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, Value, types,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+use rastra_texture::TextureUnit;
+
+use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
+use crate::simt::{Class, Code, Op};
+use crate::{ExecError, ExecInfo, Mask, Resources, WARP_LANES};
+
+/// Vectors of four lanes per warp register.
+const CHUNKS: usize = WARP_LANES / 4;
+/// Bytes of one warp register in the register file.
+const REG_BYTES: i32 = (WARP_LANES * 4) as i32;
+
+/// The counters the compiled code keeps, in [`Cx::counters`] order. The first
+/// [`LIVE_COUNTERS`] change at almost every op and live in machine registers while the code
+/// runs; the others change rarely and are added to in memory. Instructions issued are the
+/// budget spent, and ALU instructions are those not in another class, so neither is kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counter {
+    Budget = 0,
+    ActiveLanes,
+    Control,
+    Transcendental,
+    Memory,
+    Texture,
+    Divergent,
+}
+const COUNTERS: usize = 7;
+const LIVE_COUNTERS: usize = 3;
+
+/// What the compiled code reads and writes: the warp's registers and control state in, the
+/// discarded lanes and counters out, and (for instructions it calls back for) the
+/// interpreter's context. `#[repr(C)]`: the generated code addresses its fields by offset.
+#[repr(C)]
+struct Cx {
+    regs: *mut [u32; WARP_LANES],
+    num_regs: usize,
+    mask: Mask,
+    helpers: Mask,
+    discarded: Mask,
+    _pad: u32,
+    counters: [u64; COUNTERS],
+    // Read by `exec_callback` only.
+    insts: *const Inst,
+    resources: *const Resources<'static>,
+    unit: *mut TextureUnit,
+    shared: *const AtomicU32,
+    shared_len: usize,
+}
+
+/// The generated function: returns 0 when the program ended, 1 when the budget ran out.
+type Entry = unsafe extern "C" fn(*mut Cx) -> u32;
+
+/// A program compiled to native code. The code is immutable once compiled and re-entrant
+/// (all state lives in the [`Cx`] each call passes), so it is shared by every warp.
+pub(crate) struct Compiled {
+    entry: Entry,
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `finalize_definitions` the module is never used again except to free its
+// memory on drop; the code it holds is read-only and keeps no state between calls.
+unsafe impl Send for Compiled {}
+unsafe impl Sync for Compiled {}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: `entry` dies with `self`; nothing else points into the module.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Compiled(native code)")
+    }
+}
+
+/// Whether the environment allows compiling (`RASTRA_JIT=0` forbids it).
+fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("RASTRA_JIT").map_or(true, |v| v != "0"))
+}
+
+/// Compiles `code`, or gives `None` when it must be interpreted: the compiler is turned off,
+/// the host has no Cranelift back end, or the program has a barrier.
+pub(crate) fn compile(code: &Code) -> Option<Compiled> {
+    if !enabled() || code.ops.iter().any(|op| matches!(op, Op::Barrier)) {
+        return None;
+    }
+    let ends = static_ends(code)?;
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").ok()?;
+    let isa = cranelift_native::builder()
+        .ok()?
+        .finish(settings::Flags::new(flags))
+        .ok()?;
+    let fma = isa
+        .isa_flags()
+        .iter()
+        .any(|f| f.name == "has_fma" && f.as_bool() == Some(true));
+    let mut module = JITModule::new(JITBuilder::with_isa(
+        isa,
+        cranelift_module::default_libcall_names(),
+    ));
+    let config = module.target_config();
+    let ptr = config.pointer_type();
+    let mut ctx = module.make_context();
+    ctx.func.signature.params.push(AbiParam::new(ptr));
+    ctx.func.signature.returns.push(AbiParam::new(types::I32));
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        Gen::new(b, code, &ends, ptr, fma).program(config);
+    }
+    let id = module
+        .declare_function("warp", Linkage::Local, &ctx.func.signature)
+        .ok()?;
+    ctx.set_disasm(std::env::var("RASTRA_JIT_DUMP").is_ok());
+    if let Err(e) = module.define_function(id, &mut ctx) {
+        // Generated code the verifier rejects is a compiler bug: loud in debug builds; a
+        // release build interprets the program instead.
+        debug_assert!(false, "shader JIT: {e:?}");
+        return None;
+    }
+    if let Some(v) = ctx.compiled_code().and_then(|c| c.vcode.clone()) {
+        eprintln!("{}\n{v}", ctx.func.display());
+    }
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().ok()?;
+    let p = module.get_finalized_function(id);
+    // SAFETY: the function was built with the `Entry` signature.
+    let entry = unsafe { std::mem::transmute::<*const u8, Entry>(p) };
+    Some(Compiled {
+        entry,
+        module: Some(module),
+    })
+}
+
+/// For each op, the op the innermost control frame's `end` names after the op has run —
+/// where the interpreter jumps when the mask empties there. Frames are pushed and updated
+/// at fixed points of the code, so this is a property of the position. `None` if the code
+/// breaks the nesting invariants (never for code from `Code::new`).
+fn static_ends(code: &Code) -> Option<Vec<u32>> {
+    let last = code.ops.len() as u32 - 1;
+    let mut stack = vec![last];
+    let mut ends = Vec::with_capacity(code.ops.len());
+    for op in &code.ops {
+        match *op {
+            Op::If { else_pc, .. } => stack.push(else_pc),
+            Op::Loop { continuing_pc } => stack.push(continuing_pc),
+            Op::Switch { .. } => stack.push(u32::MAX),
+            Op::Region { end_pc } => stack.push(end_pc),
+            Op::Else { end_pc } => *stack.last_mut()? = end_pc,
+            Op::Continuing { back_pc, .. } => *stack.last_mut()? = back_pc,
+            Op::Case { case_end_pc, .. } => *stack.last_mut()? = case_end_pc,
+            Op::EndIf | Op::LoopEnd | Op::EndSwitch | Op::EndRegion => {
+                stack.pop()?;
+            }
+            _ => {}
+        }
+        ends.push(*stack.last()?);
+    }
+    Some(ends)
+}
+
+/// Runs `compiled` on a warp from the start of its program to the end. Returns the lanes
+/// that discarded.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    compiled: &Compiled,
+    code: &Code,
+    regs: &mut [[u32; WARP_LANES]],
+    mask: Mask,
+    helpers: Mask,
+    shared: &[AtomicU32],
+    resources: &Resources,
+    unit: &mut TextureUnit,
+    budget: &mut u64,
+    info: &mut ExecInfo,
+) -> Result<Mask, ExecError> {
+    let mut cx = Cx {
+        regs: regs.as_mut_ptr(),
+        num_regs: regs.len(),
+        mask,
+        helpers,
+        discarded: 0,
+        _pad: 0,
+        counters: [0; COUNTERS],
+        insts: code.insts.as_ptr(),
+        resources: (resources as *const Resources).cast(),
+        unit,
+        shared: shared.as_ptr(),
+        shared_len: shared.len(),
+    };
+    cx.counters[Counter::Budget as usize] = *budget;
+    // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count) and
+    // at the program's instructions; the code only addresses registers < `num_regs`
+    // (IR invariant) and calls back with instruction indices of this program.
+    let status = unsafe { (compiled.entry)(&mut cx) };
+    let c = &cx.counters;
+    let spent = *budget - c[Counter::Budget as usize];
+    *budget = c[Counter::Budget as usize];
+    let other = [
+        Counter::Control,
+        Counter::Transcendental,
+        Counter::Memory,
+        Counter::Texture,
+    ]
+    .map(|k| c[k as usize])
+    .iter()
+    .sum::<u64>();
+    info.instructions += spent;
+    info.alu += spent - other;
+    info.transcendental += c[Counter::Transcendental as usize];
+    info.memory += c[Counter::Memory as usize];
+    info.texture += c[Counter::Texture as usize];
+    info.control += c[Counter::Control as usize];
+    info.active_lanes += c[Counter::ActiveLanes as usize];
+    info.divergent_branches += c[Counter::Divergent as usize];
+    if status != 0 {
+        return Err(ExecError::BudgetExhausted);
+    }
+    Ok(cx.discarded)
+}
+
+/// Executes instruction `index` of the program on the lanes in `mask` (`effects` = those
+/// allowed side effects) with the interpreter's code.
+extern "C" fn exec_callback(cx: *mut Cx, index: u32, mask: Mask, effects: Mask) {
+    // SAFETY: called only by the generated code with the `Cx` that `run` built, whose
+    // pointers are live for the call; no other reference to the registers exists meanwhile.
+    unsafe {
+        let cx = &mut *cx;
+        let regs = std::slice::from_raw_parts_mut(cx.regs, cx.num_regs);
+        let inst = &*cx.insts.add(index as usize);
+        let shared = std::slice::from_raw_parts(cx.shared, cx.shared_len);
+        crate::warp::exec_one(
+            regs,
+            inst,
+            mask,
+            effects,
+            shared,
+            &*cx.resources,
+            &mut *cx.unit,
+        );
+    }
+}
+
+/// A register's value during a run.
+#[derive(Clone, Copy)]
+struct Cached {
+    ty: types::Type,
+    v: [Value; CHUNKS],
+    /// Changed since it was last read from or written to the register file.
+    dirty: bool,
+}
+
+/// The state of one control frame, as variables.
+#[derive(Clone, Copy)]
+struct FrameVars {
+    a: Variable,
+    b: Variable,
+    c: Variable,
+    d: Variable,
+}
+
+struct Gen<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    code: &'a Code,
+    ends: &'a [u32],
+    ptr: types::Type,
+    fma: bool,
+    cx: Value,
+    regs: Value,
+    blocks: Vec<Block>,
+    exhausted: Block,
+    mask: Variable,
+    helpers: Variable,
+    discarded: Variable,
+    counters: [Variable; LIVE_COUNTERS],
+    frames: Vec<FrameVars>,
+    /// Frames on the stack before each op.
+    depth: Vec<usize>,
+    /// Registers the current run has read or written.
+    cache: HashMap<u32, Cached>,
+}
+
+/// Register-file accesses: never trapping, but only 4-byte aligned.
+fn reg_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+fn counter_offset(c: usize) -> i32 {
+    (std::mem::offset_of!(Cx, counters) + 8 * c) as i32
+}
+
+impl<'a, 'f> Gen<'a, 'f> {
+    fn new(
+        mut b: FunctionBuilder<'f>,
+        code: &'a Code,
+        ends: &'a [u32],
+        ptr: types::Type,
+        fma: bool,
+    ) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let cx = b.block_params(entry)[0];
+        let flags = MemFlagsData::trusted();
+        let regs = b
+            .ins()
+            .load(ptr, flags, cx, std::mem::offset_of!(Cx, regs) as i32);
+        let i32_var = |b: &mut FunctionBuilder, v: Value| {
+            let var = b.declare_var(types::I32);
+            b.def_var(var, v);
+            var
+        };
+        let m = b
+            .ins()
+            .load(types::I32, flags, cx, std::mem::offset_of!(Cx, mask) as i32);
+        let mask = i32_var(&mut b, m);
+        let h = b.ins().load(
+            types::I32,
+            flags,
+            cx,
+            std::mem::offset_of!(Cx, helpers) as i32,
+        );
+        let helpers = i32_var(&mut b, h);
+        let zero = b.ins().iconst(types::I32, 0);
+        let discarded = i32_var(&mut b, zero);
+        let counters = std::array::from_fn(|c| {
+            let v = b.ins().load(types::I64, flags, cx, counter_offset(c));
+            let var = b.declare_var(types::I64);
+            b.def_var(var, v);
+            var
+        });
+        let frames = (0..code.max_depth as usize + 1)
+            .map(|_| FrameVars {
+                a: i32_var(&mut b, zero),
+                b: i32_var(&mut b, zero),
+                c: i32_var(&mut b, zero),
+                d: i32_var(&mut b, zero),
+            })
+            .collect();
+        let blocks: Vec<Block> = (0..code.ops.len()).map(|_| b.create_block()).collect();
+        let exhausted = b.create_block();
+        b.ins().jump(blocks[0], &[]);
+        // Static frame depth before each op.
+        let mut depth = Vec::with_capacity(code.ops.len());
+        let mut d = 1usize;
+        for op in &code.ops {
+            depth.push(d);
+            match op {
+                Op::If { .. } | Op::Loop { .. } | Op::Switch { .. } | Op::Region { .. } => d += 1,
+                Op::EndIf | Op::LoopEnd | Op::EndSwitch | Op::EndRegion => d -= 1,
+                _ => {}
+            }
+        }
+        Gen {
+            b,
+            code,
+            ends,
+            ptr,
+            fma,
+            cx,
+            regs,
+            blocks,
+            exhausted,
+            mask,
+            helpers,
+            discarded,
+            counters,
+            frames,
+            depth,
+            cache: HashMap::new(),
+        }
+    }
+
+    fn program(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
+        for pc in 0..self.code.ops.len() {
+            self.b.switch_to_block(self.blocks[pc]);
+            self.op(pc);
+        }
+        // Out of budget: hand back the counters, report it.
+        self.b.switch_to_block(self.exhausted);
+        self.save_counters();
+        let one = self.b.ins().iconst(types::I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
+    }
+
+    fn save_counters(&mut self) {
+        for c in 0..LIVE_COUNTERS {
+            let v = self.b.use_var(self.counters[c]);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, self.cx, counter_offset(c));
+        }
+    }
+
+    fn next(&mut self, pc: usize) {
+        self.b.ins().jump(self.blocks[pc + 1], &[]);
+    }
+
+    /// Continues at `target` when `v == 0`, else at `pc + 1`.
+    fn branch_if_zero(&mut self, v: Value, target: u32, pc: usize) {
+        let (t, n) = (self.blocks[target as usize], self.blocks[pc + 1]);
+        self.b.ins().brif(v, n, &[], t, &[]);
+    }
+
+    /// After the op at `pc`: to the innermost frame's end if the mask is empty, else on.
+    fn skip_if_empty(&mut self, pc: usize) {
+        let m = self.b.use_var(self.mask);
+        self.branch_if_zero(m, self.ends[pc], pc);
+    }
+
+    fn add_counter(&mut self, c: Counter, v: Value) {
+        let k = c as usize;
+        if k < LIVE_COUNTERS {
+            let old = self.b.use_var(self.counters[k]);
+            let new = self.b.ins().iadd(old, v);
+            self.b.def_var(self.counters[k], new);
+        } else {
+            let flags = MemFlagsData::trusted();
+            let old = self
+                .b
+                .ins()
+                .load(types::I64, flags, self.cx, counter_offset(k));
+            let new = self.b.ins().iadd(old, v);
+            self.b.ins().store(flags, new, self.cx, counter_offset(k));
+        }
+    }
+
+    fn add_counter_imm(&mut self, c: Counter, n: i64) {
+        if n != 0 {
+            let v = self.b.ins().iconst(types::I64, n);
+            self.add_counter(c, v);
+        }
+    }
+
+    /// `warp::issue_run`: `len` instructions of the given classes under the current mask;
+    /// leaves to the exhausted block when the budget cannot cover them.
+    fn issue(&mut self, len: u32, classes: &[u32; 5]) {
+        let budget = self.b.use_var(self.counters[Counter::Budget as usize]);
+        let short = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, budget, len as i64);
+        let ok = self.b.create_block();
+        self.b.ins().brif(short, self.exhausted, &[], ok, &[]);
+        self.b.seal_block(ok);
+        self.b.switch_to_block(ok);
+        let rest = self.b.ins().iadd_imm_s(budget, -(len as i64));
+        self.b
+            .def_var(self.counters[Counter::Budget as usize], rest);
+        let m = self.b.use_var(self.mask);
+        let lanes = self.b.ins().popcnt(m);
+        let lanes = self.b.ins().uextend(types::I64, lanes);
+        let lanes = self.b.ins().imul_imm_s(lanes, len as i64);
+        self.add_counter(Counter::ActiveLanes, lanes);
+        let classes_in_order = [
+            (Class::Transcendental, Counter::Transcendental),
+            (Class::Memory, Counter::Memory),
+            (Class::Texture, Counter::Texture),
+            (Class::Control, Counter::Control),
+        ];
+        for (class, counter) in classes_in_order {
+            self.add_counter_imm(counter, classes[class as usize] as i64);
+        }
+    }
+
+    fn issue_control(&mut self, n: u32) {
+        let mut classes = [0; 5];
+        classes[Class::Control as usize] = n;
+        self.issue(n, &classes);
+    }
+
+    /// Counts a divergent branch when `cond` (an i8/i32 0/1 value) is set.
+    fn count_divergent(&mut self, cond: Value) {
+        let c = self.b.ins().uextend(types::I64, cond);
+        self.add_counter(Counter::Divergent, c);
+    }
+
+    fn frame(&self, pc: usize) -> FrameVars {
+        self.frames[self.depth[pc] - 1]
+    }
+
+    /// Pushes a frame for the construct opening at `pc`: its variables reset, then set.
+    fn push_frame(&mut self, pc: usize, a: Value, b: Value, c: Value, d: Value) {
+        let f = self.frames[self.depth[pc]];
+        self.b.def_var(f.a, a);
+        self.b.def_var(f.b, b);
+        self.b.def_var(f.c, c);
+        self.b.def_var(f.d, d);
+    }
+
+    fn zero(&mut self) -> Value {
+        self.b.ins().iconst(types::I32, 0)
+    }
+
+    fn op(&mut self, pc: usize) {
+        let code = self.code;
+        match code.ops[pc] {
+            Op::Run {
+                start,
+                len,
+                ref classes,
+            } => {
+                self.issue(len, classes);
+                self.run(start as usize, len as usize);
+                self.next(pc);
+            }
+            Op::Barrier => unreachable!("programs with barriers are not compiled"),
+            Op::If { cond, else_pc, .. } => {
+                self.issue_control(1);
+                let c = self.cond_mask(cond);
+                let m = self.b.use_var(self.mask);
+                let t = self.b.ins().band(m, c);
+                let e = self.b.ins().band_not(m, c);
+                let t_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                let e_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, e, 0);
+                let both = self.b.ins().band(t_any, e_any);
+                self.count_divergent(both);
+                let z = self.zero();
+                self.push_frame(pc, z, e, z, z);
+                self.b.def_var(self.mask, t);
+                self.branch_if_zero(t, else_pc, pc);
+            }
+            Op::Else { end_pc } => {
+                let f = self.frame(pc);
+                let m = self.b.use_var(self.mask);
+                self.b.def_var(f.c, m);
+                let rb = self.b.use_var(f.b);
+                self.b.def_var(self.mask, rb);
+                self.branch_if_zero(rb, end_pc, pc);
+            }
+            Op::EndIf => {
+                let f = self.frame(pc);
+                let m = self.b.use_var(self.mask);
+                let c = self.b.use_var(f.c);
+                let m = self.b.ins().bor(m, c);
+                self.b.def_var(self.mask, m);
+                self.skip_if_empty(pc);
+            }
+            Op::Loop { .. } => {
+                self.issue_control(2);
+                let m = self.b.use_var(self.mask);
+                let z = self.zero();
+                self.push_frame(pc, z, z, m, z);
+                self.next(pc);
+            }
+            Op::Continuing { end_pc, .. } => {
+                let f = self.frame(pc);
+                let m = self.b.use_var(self.mask);
+                let fb = self.b.use_var(f.b);
+                let m = self.b.ins().bor(m, fb);
+                self.b.def_var(self.mask, m);
+                self.branch_if_zero(m, end_pc, pc);
+            }
+            Op::LoopBack {
+                break_if, body_pc, ..
+            } => {
+                let f = self.frame(pc);
+                if let Some(r) = break_if {
+                    let c = self.cond_mask(r);
+                    let m = self.b.use_var(self.mask);
+                    let leaving = self.b.ins().band(m, c);
+                    let a = self.b.use_var(f.a);
+                    let a = self.b.ins().bor(a, leaving);
+                    self.b.def_var(f.a, a);
+                    let m = self.b.ins().band_not(m, c);
+                    self.b.def_var(self.mask, m);
+                }
+                let m = self.b.use_var(self.mask);
+                let again = self.b.create_block();
+                self.b.ins().brif(m, again, &[], self.blocks[pc + 1], &[]);
+                self.b.seal_block(again);
+                self.b.switch_to_block(again);
+                let started = self.b.use_var(f.c);
+                let split = self.b.ins().icmp(IntCC::NotEqual, m, started);
+                self.count_divergent(split);
+                let z = self.zero();
+                self.b.def_var(f.b, z);
+                self.b.def_var(f.c, m);
+                self.issue_control(1);
+                self.b.ins().jump(self.blocks[body_pc as usize], &[]);
+            }
+            Op::LoopEnd => {
+                let f = self.frame(pc);
+                let a = self.b.use_var(f.a);
+                self.b.def_var(self.mask, a);
+                self.skip_if_empty(pc);
+            }
+            Op::Switch {
+                selector,
+                ref values,
+            } => {
+                self.issue_control(1);
+                let m = self.b.use_var(self.mask);
+                let mut matched = self.zero();
+                let mut targets = self.zero();
+                for &v in values.iter() {
+                    let mm = self.eq_mask(selector, v);
+                    let new = self.b.ins().band_not(mm, matched);
+                    let new = self.b.ins().band(m, new);
+                    let hit = self.b.ins().icmp_imm_s(IntCC::NotEqual, new, 0);
+                    let hit = self.b.ins().uextend(types::I32, hit);
+                    targets = self.b.ins().iadd(targets, hit);
+                    matched = self.b.ins().bor(matched, mm);
+                }
+                let rest = self.b.ins().band_not(m, matched);
+                let hit = self.b.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
+                let hit = self.b.ins().uextend(types::I32, hit);
+                targets = self.b.ins().iadd(targets, hit);
+                let split = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThan, targets, 1);
+                self.count_divergent(split);
+                let z = self.zero();
+                self.push_frame(pc, z, m, matched, z);
+                self.b.def_var(self.mask, z);
+                self.next(pc);
+            }
+            Op::Case {
+                selector,
+                value,
+                next_pc,
+                ..
+            } => {
+                let f = self.frame(pc);
+                let entry = match value {
+                    Some(v) => self.eq_mask(selector, v),
+                    None => {
+                        let c = self.b.use_var(f.c);
+                        self.b.ins().bnot(c)
+                    }
+                };
+                let fb = self.b.use_var(f.b);
+                let add = self.b.ins().band(fb, entry);
+                let m = self.b.use_var(self.mask);
+                let m = self.b.ins().bor(m, add);
+                self.b.def_var(self.mask, m);
+                self.branch_if_zero(m, next_pc, pc);
+            }
+            Op::CaseEnd { fall_through } => {
+                if !fall_through {
+                    let f = self.frame(pc);
+                    let m = self.b.use_var(self.mask);
+                    let d = self.b.use_var(f.d);
+                    let d = self.b.ins().bor(d, m);
+                    self.b.def_var(f.d, d);
+                    let z = self.zero();
+                    self.b.def_var(self.mask, z);
+                }
+                self.next(pc);
+            }
+            Op::EndSwitch => {
+                let f = self.frame(pc);
+                let m = self.b.use_var(self.mask);
+                let d = self.b.use_var(f.d);
+                let a = self.b.use_var(f.a);
+                let m = self.b.ins().bor(m, d);
+                let m = self.b.ins().bor(m, a);
+                self.b.def_var(self.mask, m);
+                self.skip_if_empty(pc);
+            }
+            Op::Region { .. } => {
+                self.issue_control(1);
+                let z = self.zero();
+                self.push_frame(pc, z, z, z, z);
+                self.next(pc);
+            }
+            Op::EndRegion => {
+                let f = self.frame(pc);
+                let m = self.b.use_var(self.mask);
+                let a = self.b.use_var(f.a);
+                let m = self.b.ins().bor(m, a);
+                self.b.def_var(self.mask, m);
+                self.skip_if_empty(pc);
+            }
+            Op::Break { frame } | Op::Return { frame } => {
+                self.issue_control(1);
+                let f = self.frames[frame as usize];
+                let m = self.b.use_var(self.mask);
+                let a = self.b.use_var(f.a);
+                let a = self.b.ins().bor(a, m);
+                self.b.def_var(f.a, a);
+                let z = self.zero();
+                self.b.def_var(self.mask, z);
+                self.b.ins().jump(self.blocks[self.ends[pc] as usize], &[]);
+            }
+            Op::BreakUnless { cond, frame } => {
+                self.issue_control(1);
+                let c = self.cond_mask(cond);
+                let m = self.b.use_var(self.mask);
+                let leaving = self.b.ins().band_not(m, c);
+                let staying = self.b.ins().band(m, c);
+                let l_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, leaving, 0);
+                let s_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, staying, 0);
+                let split = self.b.ins().band(l_any, s_any);
+                self.count_divergent(split);
+                let f = self.frames[frame as usize];
+                let a = self.b.use_var(f.a);
+                let a = self.b.ins().bor(a, leaving);
+                self.b.def_var(f.a, a);
+                self.b.def_var(self.mask, staying);
+                // With no lane leaving the mask is unchanged (and not empty).
+                self.skip_if_empty(pc);
+            }
+            Op::Continue { frame } => {
+                self.issue_control(1);
+                let f = self.frames[frame as usize];
+                let m = self.b.use_var(self.mask);
+                let fb = self.b.use_var(f.b);
+                let fb = self.b.ins().bor(fb, m);
+                self.b.def_var(f.b, fb);
+                let z = self.zero();
+                self.b.def_var(self.mask, z);
+                self.b.ins().jump(self.blocks[self.ends[pc] as usize], &[]);
+            }
+            Op::Kill => {
+                self.issue_control(1);
+                let m = self.b.use_var(self.mask);
+                let d = self.b.use_var(self.discarded);
+                let d = self.b.ins().bor(d, m);
+                self.b.def_var(self.discarded, d);
+                let h = self.b.use_var(self.helpers);
+                let h = self.b.ins().bor(h, m);
+                self.b.def_var(self.helpers, h);
+                self.next(pc);
+            }
+            Op::End => {
+                self.save_counters();
+                let d = self.b.use_var(self.discarded);
+                self.b.ins().store(
+                    MemFlagsData::trusted(),
+                    d,
+                    self.cx,
+                    std::mem::offset_of!(Cx, discarded) as i32,
+                );
+                let z = self.zero();
+                self.b.ins().return_(&[z]);
+            }
+        }
+    }
+
+    // ---- registers ------------------------------------------------------------------------
+
+    /// Register `r` as four vectors of type `ty`: the value this run last gave it, else
+    /// read from the register file.
+    fn load(&mut self, r: Reg, ty: types::Type) -> [Value; CHUNKS] {
+        if let Some(c) = self.cache.get(&r.0).copied() {
+            if c.ty == ty {
+                return c.v;
+            }
+            let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+            return c.v.map(|v| self.b.ins().bitcast(ty, flags, v));
+        }
+        let v = std::array::from_fn(|j| {
+            let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
+            self.b.ins().load(ty, reg_flags(), self.regs, off)
+        });
+        self.cache.insert(
+            r.0,
+            Cached {
+                ty,
+                v,
+                dirty: false,
+            },
+        );
+        v
+    }
+
+    /// Gives register `r` the value `v`; it reaches the register file when the run ends or
+    /// calls back.
+    fn store(&mut self, r: Reg, v: [Value; CHUNKS]) {
+        let ty = self.b.func.dfg.value_type(v[0]);
+        self.cache.insert(r.0, Cached { ty, v, dirty: true });
+    }
+
+    /// Writes the registers this run changed to the register file, in register order.
+    fn write_back(&mut self) {
+        let mut dirty: Vec<(u32, [Value; CHUNKS])> = self
+            .cache
+            .iter()
+            .filter(|(_, c)| c.dirty)
+            .map(|(&r, c)| (r, c.v))
+            .collect();
+        dirty.sort_unstable_by_key(|&(r, _)| r);
+        for (r, v) in dirty {
+            for (j, v) in v.into_iter().enumerate() {
+                let off = r as i32 * REG_BYTES + 16 * j as i32;
+                self.b.ins().store(reg_flags(), v, self.regs, off);
+            }
+        }
+        for c in self.cache.values_mut() {
+            c.dirty = false;
+        }
+    }
+
+    /// A vector of four i32 lanes.
+    fn vconst(&mut self, lanes: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let h = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::I32X4, h)
+    }
+
+    fn splat(&mut self, v: u32) -> Value {
+        self.vconst([v; 4])
+    }
+
+    /// All-ones lanes where `v cc 0` (integer compare of a vector with zero).
+    fn vcmp0(&mut self, cc: IntCC, v: Value) -> Value {
+        let z = self.splat(0);
+        self.b.ins().icmp(cc, v, z)
+    }
+
+    /// Per-chunk all-ones lane masks of the lanes set in the scalar `mask`.
+    fn lane_masks(&mut self, mask: Value) -> [Value; CHUNKS] {
+        let m = self.b.ins().splat(types::I32X4, mask);
+        std::array::from_fn(|j| {
+            let s = 4 * j as u32;
+            let bits = self.vconst([1 << s, 2 << s, 4 << s, 8 << s]);
+            let on = self.b.ins().band(m, bits);
+            self.b.ins().icmp(IntCC::Equal, on, bits)
+        })
+    }
+
+    /// Gathers one bit per lane from per-chunk all-ones masks into a scalar mask.
+    fn gather(&mut self, chunks: [Value; CHUNKS]) -> Value {
+        let mut out = None;
+        for (j, c) in chunks.into_iter().enumerate() {
+            let bits = self.b.ins().vhigh_bits(types::I32, c);
+            let bits = if j == 0 {
+                bits
+            } else {
+                self.b.ins().ishl_imm_u(bits, 4 * j as i64)
+            };
+            out = Some(match out {
+                None => bits,
+                Some(o) => self.b.ins().bor(o, bits),
+            });
+        }
+        out.expect("a warp has lanes")
+    }
+
+    /// `simt::cond_mask`: lanes whose register value is not zero.
+    fn cond_mask(&mut self, r: Reg) -> Value {
+        let v = self.load(r, types::I32X4);
+        let ne = v.map(|v| self.vcmp0(IntCC::NotEqual, v));
+        self.gather(ne)
+    }
+
+    /// `warp::eq_mask`: lanes whose register value is `value`.
+    fn eq_mask(&mut self, r: Reg, value: u32) -> Value {
+        let v = self.load(r, types::I32X4);
+        let k = self.splat(value);
+        let eq = v.map(|v| self.b.ins().icmp(IntCC::Equal, v, k));
+        self.gather(eq)
+    }
+
+    // ---- straight-line code ---------------------------------------------------------------
+
+    fn run(&mut self, start: usize, len: usize) {
+        let m = self.b.use_var(self.mask);
+        let h = self.b.use_var(self.helpers);
+        let effects = self.b.ins().band_not(m, h);
+        let mut masks: Option<[Value; CHUNKS]> = None;
+        self.cache.clear();
+        for index in start..start + len {
+            let inst = &self.code.insts[index];
+            if !self.native(inst, m, &mut masks) {
+                // The interpreter's code reads and writes the register file.
+                self.write_back();
+                self.callback(index, m, effects);
+                self.cache.clear();
+            }
+        }
+        self.write_back();
+        self.cache.clear();
+    }
+
+    fn callback(&mut self, index: usize, mask: Value, effects: Value) {
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        sig.params.push(AbiParam::new(self.ptr));
+        sig.params.extend([AbiParam::new(types::I32); 3]);
+        let sig = self.b.import_signature(sig);
+        let f = self
+            .b
+            .ins()
+            .iconst(self.ptr, exec_callback as *const () as usize as i64);
+        let i = self.b.ins().iconst(types::I32, index as i64);
+        self.b
+            .ins()
+            .call_indirect(sig, f, &[self.cx, i, mask, effects]);
+    }
+
+    /// Emits `inst` as vector code if it is one of the instructions lowered natively.
+    fn native(&mut self, inst: &Inst, mask: Value, masks: &mut Option<[Value; CHUNKS]>) -> bool {
+        use types::{F32X4, I32X4};
+        match *inst {
+            Inst::Const { dst, value } => {
+                let v = self.splat(value);
+                self.store(dst, [v; CHUNKS]);
+            }
+            Inst::Mov { dst, src } => {
+                let v = self.load(src, I32X4);
+                self.store(dst, v);
+            }
+            Inst::Store { dst, src } => {
+                let lm = *masks.get_or_insert_with(|| self.lane_masks(mask));
+                let s = self.load(src, I32X4);
+                let d = self.load(dst, I32X4);
+                let v = std::array::from_fn(|j| self.b.ins().bitselect(lm[j], s[j], d[j]));
+                self.store(dst, v);
+            }
+            Inst::Unary { op, dst, a } => {
+                let one_bits = self.splat(1);
+                let v = match op {
+                    UnOp::FNeg => self.load(a, F32X4).map(|x| self.b.ins().fneg(x)),
+                    UnOp::FAbs => self.load(a, F32X4).map(|x| self.b.ins().fabs(x)),
+                    UnOp::FSqrt => self.load(a, F32X4).map(|x| self.b.ins().sqrt(x)),
+                    UnOp::Not => self.load(a, I32X4).map(|x| self.b.ins().bnot(x)),
+                    UnOp::INeg => self.load(a, I32X4).map(|x| self.b.ins().ineg(x)),
+                    UnOp::I2F => self
+                        .load(a, I32X4)
+                        .map(|x| self.b.ins().fcvt_from_sint(F32X4, x)),
+                    UnOp::LNot => self.load(a, I32X4).map(|x| {
+                        let z = self.vcmp0(IntCC::Equal, x);
+                        self.b.ins().band(z, one_bits)
+                    }),
+                    UnOp::I2B => self.load(a, I32X4).map(|x| {
+                        let z = self.vcmp0(IntCC::NotEqual, x);
+                        self.b.ins().band(z, one_bits)
+                    }),
+                    UnOp::B2F => {
+                        let one_f = self.splat(1.0f32.to_bits());
+                        self.load(a, I32X4).map(|x| {
+                            let z = self.vcmp0(IntCC::NotEqual, x);
+                            self.b.ins().band(z, one_f)
+                        })
+                    }
+                    _ => return false,
+                };
+                self.store(dst, v);
+            }
+            Inst::Binary { op, dst, a, b } => {
+                let fcmp = |op| -> Option<FloatCC> {
+                    Some(match op {
+                        BinOp::FEq => FloatCC::Equal,
+                        BinOp::FNe => FloatCC::NotEqual,
+                        BinOp::FLt => FloatCC::LessThan,
+                        BinOp::FLe => FloatCC::LessThanOrEqual,
+                        BinOp::FGt => FloatCC::GreaterThan,
+                        BinOp::FGe => FloatCC::GreaterThanOrEqual,
+                        _ => return None,
+                    })
+                };
+                let icmp = |op| -> Option<IntCC> {
+                    Some(match op {
+                        BinOp::IEq => IntCC::Equal,
+                        BinOp::INe => IntCC::NotEqual,
+                        BinOp::SLt => IntCC::SignedLessThan,
+                        BinOp::SLe => IntCC::SignedLessThanOrEqual,
+                        BinOp::SGt => IntCC::SignedGreaterThan,
+                        BinOp::SGe => IntCC::SignedGreaterThanOrEqual,
+                        BinOp::ULt => IntCC::UnsignedLessThan,
+                        BinOp::ULe => IntCC::UnsignedLessThanOrEqual,
+                        BinOp::UGt => IntCC::UnsignedGreaterThan,
+                        BinOp::UGe => IntCC::UnsignedGreaterThanOrEqual,
+                        _ => return None,
+                    })
+                };
+                let v: [Value; CHUNKS] = if let Some(cc) = fcmp(op) {
+                    let (x, y) = (self.load(a, F32X4), self.load(b, F32X4));
+                    let one = self.splat(1);
+                    std::array::from_fn(|j| {
+                        let c = self.b.ins().fcmp(cc, x[j], y[j]);
+                        self.b.ins().band(c, one)
+                    })
+                } else if let Some(cc) = icmp(op) {
+                    let (x, y) = (self.load(a, I32X4), self.load(b, I32X4));
+                    let one = self.splat(1);
+                    std::array::from_fn(|j| {
+                        let c = self.b.ins().icmp(cc, x[j], y[j]);
+                        self.b.ins().band(c, one)
+                    })
+                } else if op == BinOp::FStep {
+                    // `x >= edge`: b >= a.
+                    let (e, x) = (self.load(a, F32X4), self.load(b, F32X4));
+                    let one = self.splat(1.0f32.to_bits());
+                    std::array::from_fn(|j| {
+                        let c = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x[j], e[j]);
+                        self.b.ins().band(c, one)
+                    })
+                } else {
+                    let float = matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv);
+                    let int = matches!(
+                        op,
+                        BinOp::IAdd
+                            | BinOp::ISub
+                            | BinOp::IMul
+                            | BinOp::And
+                            | BinOp::Or
+                            | BinOp::Xor
+                            | BinOp::SMin
+                            | BinOp::SMax
+                            | BinOp::UMin
+                            | BinOp::UMax
+                    );
+                    if !float && !int {
+                        return false;
+                    }
+                    let ty = if float { F32X4 } else { I32X4 };
+                    let (x, y) = (self.load(a, ty), self.load(b, ty));
+                    std::array::from_fn(|j| {
+                        let (x, y) = (x[j], y[j]);
+                        let i = self.b.ins();
+                        match op {
+                            BinOp::FAdd => i.fadd(x, y),
+                            BinOp::FSub => i.fsub(x, y),
+                            BinOp::FMul => i.fmul(x, y),
+                            BinOp::FDiv => i.fdiv(x, y),
+                            BinOp::IAdd => i.iadd(x, y),
+                            BinOp::ISub => i.isub(x, y),
+                            BinOp::IMul => i.imul(x, y),
+                            BinOp::And => i.band(x, y),
+                            BinOp::Or => i.bor(x, y),
+                            BinOp::Xor => i.bxor(x, y),
+                            BinOp::SMin => i.smin(x, y),
+                            BinOp::SMax => i.smax(x, y),
+                            BinOp::UMin => i.umin(x, y),
+                            _ => i.umax(x, y),
+                        }
+                    })
+                };
+                self.store(dst, v);
+            }
+            Inst::Ternary { op, dst, a, b, c } => {
+                let v: [Value; CHUNKS] = match op {
+                    TerOp::Select => {
+                        let (x, y, z) = (
+                            self.load(a, I32X4),
+                            self.load(b, I32X4),
+                            self.load(c, I32X4),
+                        );
+                        std::array::from_fn(|j| {
+                            let on = self.vcmp0(IntCC::NotEqual, x[j]);
+                            self.b.ins().bitselect(on, y[j], z[j])
+                        })
+                    }
+                    TerOp::Fma if self.fma => {
+                        let (x, y, z) = (
+                            self.load(a, F32X4),
+                            self.load(b, F32X4),
+                            self.load(c, F32X4),
+                        );
+                        std::array::from_fn(|j| self.b.ins().fma(x[j], y[j], z[j]))
+                    }
+                    TerOp::Mix => {
+                        // a * (1 - c) + b * c, rounded after each operation.
+                        let (x, y, t) = (
+                            self.load(a, F32X4),
+                            self.load(b, F32X4),
+                            self.load(c, F32X4),
+                        );
+                        let one = self.b.ins().f32const(1.0);
+                        let one = self.b.ins().splat(F32X4, one);
+                        std::array::from_fn(|j| {
+                            let i = self.b.ins();
+                            let s = i.fsub(one, t[j]);
+                            let p = self.b.ins().fmul(x[j], s);
+                            let q = self.b.ins().fmul(y[j], t[j]);
+                            self.b.ins().fadd(p, q)
+                        })
+                    }
+                    TerOp::SClamp | TerOp::UClamp => {
+                        let (x, lo, hi) = (
+                            self.load(a, I32X4),
+                            self.load(b, I32X4),
+                            self.load(c, I32X4),
+                        );
+                        let signed = op == TerOp::SClamp;
+                        std::array::from_fn(|j| {
+                            if signed {
+                                let m = self.b.ins().smax(x[j], lo[j]);
+                                self.b.ins().smin(m, hi[j])
+                            } else {
+                                let m = self.b.ins().umax(x[j], lo[j]);
+                                self.b.ins().umin(m, hi[j])
+                            }
+                        })
+                    }
+                    _ => return false,
+                };
+                self.store(dst, v);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
