@@ -134,30 +134,33 @@ impl WarpPoints {
     }
 }
 
-/// Interpolates one attribute word on every lane; `v[q]` holds quad `q`'s three vertex
-/// values (raw bits), shared by its four lanes.
-#[inline]
-pub fn interpolate_lanes(
+/// Interpolates one attribute word on the four lanes of quad `q`, whose triangle's three
+/// vertices hold `v` (raw bits). Called per quad with the values read straight from the
+/// triangle (gathering them into a warp-wide array first costs a store-forwarding stall per
+/// quad), it writes one 16-byte group of `out`.
+#[inline(always)]
+pub fn interpolate_quad(
     mode: Interpolation,
     w: &WarpWeights,
-    v: &[[u32; 3]; QUADS],
+    q: usize,
+    v: [u32; 3],
     out: &mut [u32; WARP_LANES],
 ) {
+    let out: &mut [u32; 4] = (&mut out[q * 4..q * 4 + 4])
+        .try_into()
+        .expect("a quad is four lanes");
     let w = match mode {
         Interpolation::Flat => {
-            for (q, v) in v.iter().enumerate() {
-                out[q * 4..q * 4 + 4].fill(v[0]);
-            }
+            *out = [v[0]; 4];
             return;
         }
         Interpolation::Perspective => &w.perspective,
         Interpolation::Linear => &w.linear,
     };
-    for (q, v) in v.iter().enumerate() {
-        let f = v.map(f32::from_bits);
-        for l in q * 4..q * 4 + 4 {
-            out[l] = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
-        }
+    let f = v.map(f32::from_bits);
+    for (i, o) in out.iter_mut().enumerate() {
+        let l = q * 4 + i;
+        *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
     }
 }
 

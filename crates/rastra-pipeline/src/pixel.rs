@@ -14,7 +14,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{WarpPoints, depth_at, interpolate_lanes};
+use crate::interpolate::{WarpPoints, depth_at, interpolate_quad};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
@@ -277,12 +277,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             let base = v.word as usize;
             let regs = warp.regs_mut(v.fs_reg, v.components);
             for (c, reg) in regs.iter_mut().enumerate() {
-                let mut values = [[0u32; 3]; QUADS_PER_WARP];
-                for (values, pend) in values.iter_mut().zip(&self.pending) {
+                for (q, pend) in self.pending.iter().enumerate() {
                     let a = pend.attrs;
-                    *values = [a[base + c], a[base + words + c], a[base + 2 * words + c]];
+                    let values = [a[base + c], a[base + words + c], a[base + 2 * words + c]];
+                    interpolate_quad(v.interpolation, weights, q, values, reg);
                 }
-                interpolate_lanes(v.interpolation, weights, &values, reg);
             }
         }
         let program = p
@@ -312,9 +311,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             self.viewport.min_depth.max(self.viewport.max_depth),
         );
         for (q, pend) in self.pending.iter().enumerate() {
-            let mut covs = [0u8; 4];
-            let mut any = false;
-            for (i, covs) in covs.iter_mut().enumerate() {
+            // The quad's surviving coverage, one byte per pixel, built in a register (bytes
+            // stored one by one and read back as a word stall the store buffer).
+            let mut cov_word = 0u32;
+            for i in 0..4 {
                 let lane = q * 4 + i;
                 let mut cov = pend.quad.coverage[i];
                 if cov == 0 || info.discarded & (1 << lane) != 0 {
@@ -354,9 +354,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 {
                     counters.depth_samples_written += cov.count_ones() as u64;
                 }
-                *covs = cov;
-                any = true;
+                cov_word |= (cov as u32) << (8 * i);
             }
+            let covs = cov_word.to_le_bytes();
+            let any = cov_word != 0;
             if !any {
                 continue;
             }
