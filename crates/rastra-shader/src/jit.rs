@@ -19,9 +19,10 @@
 //! Budget, instruction classes, active lanes and divergent branches are counted exactly as
 //! the interpreter counts them.
 //!
-//! Programs with workgroup barriers are not compiled: a barrier suspends the warp in the
-//! middle of the program, which the interpreter's resumable state handles. `RASTRA_JIT=0`
-//! turns the compiler off (every program is interpreted).
+//! A workgroup barrier suspends the warp: the code stores its mask and frames
+//! ([`Suspended`], kept in the warp between calls) and returns; the next call enters at a
+//! dispatch block that reloads them and branches to the op after that barrier.
+//! `RASTRA_JIT=0` turns the compiler off (every program is interpreted).
 
 use std::sync::atomic::AtomicU32;
 
@@ -32,7 +33,7 @@ use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, Value, types,
 };
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 use rastra_texture::TextureUnit;
@@ -73,7 +74,11 @@ struct Cx {
     mask: Mask,
     helpers: Mask,
     discarded: Mask,
-    _pad: u32,
+    /// In: 0 to start the program, else the op to resume at (after a barrier). Out: the op
+    /// to resume at when the code stopped at a barrier.
+    resume: u32,
+    /// Frame masks `a, b, c, d` of every frame level, saved at a barrier.
+    frames: *mut Mask,
     counters: [u64; COUNTERS],
     // Read by `exec_callback` only.
     insts: *const Inst,
@@ -83,7 +88,8 @@ struct Cx {
     shared_len: usize,
 }
 
-/// The generated function: returns 0 when the program ended, 1 when the budget ran out.
+/// The generated function: returns 0 when the program ended, 1 when the budget ran out, 2
+/// when it stopped at a barrier.
 type Entry = unsafe extern "C" fn(*mut Cx) -> u32;
 
 /// A program compiled to native code. The code is immutable once compiled and re-entrant
@@ -113,16 +119,34 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
+/// A compiled warp's control state while it waits at a barrier: the op to resume at (0:
+/// not started or finished), its masks, and `a, b, c, d` of every frame level.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Suspended {
+    pub resume: u32,
+    pub mask: Mask,
+    pub helpers: Mask,
+    pub discarded: Mask,
+    pub frames: Vec<Mask>,
+}
+
+/// How a call of compiled code ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    Finished { discarded: Mask },
+    Barrier,
+}
+
 /// Whether the environment allows compiling (`RASTRA_JIT=0` forbids it).
 fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("RASTRA_JIT").map_or(true, |v| v != "0"))
 }
 
-/// Compiles `code`, or gives `None` when it must be interpreted: the compiler is turned off,
-/// the host has no Cranelift back end, or the program has a barrier.
+/// Compiles `code`, or gives `None` when it must be interpreted: the compiler is turned off
+/// or the host has no Cranelift back end.
 pub(crate) fn compile(code: &Code) -> Option<Compiled> {
-    if !enabled() || code.ops.iter().any(|op| matches!(op, Op::Barrier)) {
+    if !enabled() {
         return None;
     }
     let ends = static_ends(code)?;
@@ -201,28 +225,33 @@ fn static_ends(code: &Code) -> Option<Vec<u32>> {
     Some(ends)
 }
 
-/// Runs `compiled` on a warp from the start of its program to the end. Returns the lanes
-/// that discarded.
+/// Runs `compiled` on a warp: from the start of its program (`state` holds its lanes in
+/// `mask` and `helpers`), or from the barrier it stopped at, until the end or the next
+/// barrier.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     compiled: &Compiled,
     code: &Code,
     regs: &mut [[u32; WARP_LANES]],
-    mask: Mask,
-    helpers: Mask,
+    state: &mut Suspended,
     shared: &[AtomicU32],
     resources: &Resources,
     unit: &mut TextureUnit,
     budget: &mut u64,
     info: &mut ExecInfo,
-) -> Result<Mask, ExecError> {
+) -> Result<Stopped, ExecError> {
+    let levels = 4 * (code.max_depth as usize + 1);
+    if state.frames.len() < levels {
+        state.frames.resize(levels, 0);
+    }
     let mut cx = Cx {
         regs: regs.as_mut_ptr(),
         num_regs: regs.len(),
-        mask,
-        helpers,
-        discarded: 0,
-        _pad: 0,
+        mask: state.mask,
+        helpers: state.helpers,
+        discarded: state.discarded,
+        resume: state.resume,
+        frames: state.frames.as_mut_ptr(),
         counters: [0; COUNTERS],
         insts: code.insts.as_ptr(),
         resources: (resources as *const Resources).cast(),
@@ -231,9 +260,10 @@ pub(crate) fn run(
         shared_len: shared.len(),
     };
     cx.counters[Counter::Budget as usize] = *budget;
-    // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count) and
-    // at the program's instructions; the code only addresses registers < `num_regs`
-    // (IR invariant) and calls back with instruction indices of this program.
+    // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count), at
+    // a frame buffer for every level and at the program's instructions; the code only
+    // addresses registers < `num_regs` (IR invariant), frame levels ≤ `max_depth`, and calls
+    // back with instruction indices of this program.
     let status = unsafe { (compiled.entry)(&mut cx) };
     let c = &cx.counters;
     let spent = *budget - c[Counter::Budget as usize];
@@ -255,10 +285,22 @@ pub(crate) fn run(
     info.control += c[Counter::Control as usize];
     info.active_lanes += c[Counter::ActiveLanes as usize];
     info.divergent_branches += c[Counter::Divergent as usize];
-    if status != 0 {
-        return Err(ExecError::BudgetExhausted);
+    match status {
+        0 => {
+            state.resume = 0;
+            Ok(Stopped::Finished {
+                discarded: cx.discarded,
+            })
+        }
+        2 => {
+            state.resume = cx.resume;
+            state.mask = cx.mask;
+            state.helpers = cx.helpers;
+            state.discarded = cx.discarded;
+            Ok(Stopped::Barrier)
+        }
+        _ => Err(ExecError::BudgetExhausted),
     }
-    Ok(cx.discarded)
 }
 
 /// Executes instruction `index` of the program on the lanes in `mask` (`effects` = those
@@ -371,7 +413,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             b.def_var(var, v);
             var
         });
-        let frames = (0..code.max_depth as usize + 1)
+        let frames: Vec<FrameVars> = (0..code.max_depth as usize + 1)
             .map(|_| FrameVars {
                 a: i32_var(&mut b, zero),
                 b: i32_var(&mut b, zero),
@@ -381,7 +423,43 @@ impl<'a, 'f> Gen<'a, 'f> {
             .collect();
         let blocks: Vec<Block> = (0..code.ops.len()).map(|_| b.create_block()).collect();
         let exhausted = b.create_block();
-        b.ins().jump(blocks[0], &[]);
+        // Resuming after a barrier: the saved masks and frames, then the op after it.
+        let resume = b.ins().load(
+            types::I32,
+            flags,
+            cx,
+            std::mem::offset_of!(Cx, resume) as i32,
+        );
+        let resuming = b.create_block();
+        b.ins().brif(resume, resuming, &[], blocks[0], &[]);
+        b.seal_block(resuming);
+        b.switch_to_block(resuming);
+        let saved = b
+            .ins()
+            .load(ptr, flags, cx, std::mem::offset_of!(Cx, frames) as i32);
+        for (var, field) in [
+            (mask, std::mem::offset_of!(Cx, mask)),
+            (helpers, std::mem::offset_of!(Cx, helpers)),
+            (discarded, std::mem::offset_of!(Cx, discarded)),
+        ] {
+            let v = b.ins().load(types::I32, flags, cx, field as i32);
+            b.def_var(var, v);
+        }
+        for (k, f) in frames.iter().enumerate() {
+            for (i, var) in [f.a, f.b, f.c, f.d].into_iter().enumerate() {
+                let v = b
+                    .ins()
+                    .load(types::I32, flags, saved, (16 * k + 4 * i) as i32);
+                b.def_var(var, v);
+            }
+        }
+        let mut switch = Switch::new();
+        for (pc, op) in code.ops.iter().enumerate() {
+            if matches!(op, Op::Barrier) {
+                switch.set_entry(pc as u128 + 1, blocks[pc + 1]);
+            }
+        }
+        switch.emit(&mut b, resume, exhausted);
         // Static frame depth before each op.
         let mut depth = Vec::with_capacity(code.ops.len());
         let mut d = 1usize;
@@ -548,7 +626,42 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.run(start as usize, len as usize);
                 self.next(pc);
             }
-            Op::Barrier => unreachable!("programs with barriers are not compiled"),
+            Op::Barrier => {
+                // Issue it, save the control state, stop; the next call resumes at pc + 1.
+                self.issue_control(1);
+                self.save_counters();
+                let flags = MemFlagsData::trusted();
+                let saved = self.b.ins().load(
+                    self.ptr,
+                    flags,
+                    self.cx,
+                    std::mem::offset_of!(Cx, frames) as i32,
+                );
+                for k in 0..self.depth[pc] {
+                    let f = self.frames[k];
+                    for (i, var) in [f.a, f.b, f.c, f.d].into_iter().enumerate() {
+                        let v = self.b.use_var(var);
+                        self.b.ins().store(flags, v, saved, (16 * k + 4 * i) as i32);
+                    }
+                }
+                for (var, field) in [
+                    (self.mask, std::mem::offset_of!(Cx, mask)),
+                    (self.helpers, std::mem::offset_of!(Cx, helpers)),
+                    (self.discarded, std::mem::offset_of!(Cx, discarded)),
+                ] {
+                    let v = self.b.use_var(var);
+                    self.b.ins().store(flags, v, self.cx, field as i32);
+                }
+                let next = self.b.ins().iconst(types::I32, pc as i64 + 1);
+                self.b.ins().store(
+                    flags,
+                    next,
+                    self.cx,
+                    std::mem::offset_of!(Cx, resume) as i32,
+                );
+                let two = self.b.ins().iconst(types::I32, 2);
+                self.b.ins().return_(&[two]);
+            }
             Op::If { cond, else_pc, .. } => {
                 self.issue_control(1);
                 let c = self.cond_mask(cond);

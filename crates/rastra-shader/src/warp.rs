@@ -43,6 +43,8 @@ pub(crate) struct State {
     helpers: Mask,
     discarded: Mask,
     frames: Vec<Frame>,
+    /// The state compiled code (`jit`) keeps while the warp waits at a barrier.
+    jit: crate::jit::Suspended,
 }
 
 impl Warp {
@@ -196,8 +198,9 @@ fn issue_run(
 
 /// Runs `warp` from its current state until the program ends or a barrier is issued,
 /// adding what it did to `info`. `shared` is the workgroup memory (empty outside compute).
-/// A warp at the start of a compiled program (`jit`) runs its native code to the end;
-/// otherwise the interpreter runs it.
+/// A warp of a compiled program (`jit`) runs its native code (its `pc` is then 0 before
+/// the start, the op after the barrier it waits at, or the `End` op); otherwise the
+/// interpreter runs it.
 pub(crate) fn run(
     program: &Program,
     warp: &mut Warp,
@@ -207,25 +210,37 @@ pub(crate) fn run(
     budget: &mut u64,
     info: &mut ExecInfo,
 ) -> Result<Stop, ExecError> {
-    if let Some(compiled) = &program.compiled
-        && warp.state.pc == 0
-    {
-        let (mask, helpers) = (warp.state.mask, warp.state.helpers);
-        let discarded = crate::jit::run(
+    if let Some(compiled) = &program.compiled {
+        let st = &mut warp.state;
+        if st.pc == 0 {
+            // A fresh start: the lanes `start` gave the warp.
+            st.jit.resume = 0;
+            st.jit.mask = st.mask;
+            st.jit.helpers = st.helpers;
+            st.jit.discarded = 0;
+        }
+        let stopped = crate::jit::run(
             compiled,
             &program.simt,
             &mut warp.regs,
-            mask,
-            helpers,
+            &mut st.jit,
             shared,
             resources,
             unit,
             budget,
             info,
         )?;
-        warp.state.discarded = discarded;
-        warp.state.pc = program.simt.ops.len() as u32 - 1;
-        return Ok(Stop::Finished);
+        return Ok(match stopped {
+            crate::jit::Stopped::Finished { discarded } => {
+                st.discarded = discarded;
+                st.pc = program.simt.ops.len() as u32 - 1;
+                Stop::Finished
+            }
+            crate::jit::Stopped::Barrier => {
+                st.pc = st.jit.resume;
+                Stop::Barrier
+            }
+        });
     }
     interpret(program, warp, shared, resources, unit, budget, info)
 }

@@ -15,9 +15,24 @@ use rastra_shader::{
     execute, execute_workgroup,
 };
 
-/// Runs every workgroup of a `groups` dispatch; returns the buffers' final words.
+/// Runs every workgroup of a `groups` dispatch; returns the buffers' final words. Compiled
+/// programs run on the interpreter too: the same memory and statistics.
 fn dispatch(p: &Program, buffers: &[Vec<u32>], groups: [u32; 3]) -> (Vec<Vec<u32>>, ExecInfo) {
-    dispatch_budget(p, buffers, groups, 50_000_000).expect("dispatch")
+    let out = dispatch_budget(p, buffers, groups, 50_000_000).expect("dispatch");
+    if p.is_compiled() {
+        let interpreted = dispatch_budget(&p.interpreted(), buffers, groups, 50_000_000)
+            .expect("dispatch on the interpreter");
+        // Atomic races between lanes resolve in lane order, so even those agree.
+        assert_eq!(
+            out.0, interpreted.0,
+            "memory: compiled code and interpreter differ"
+        );
+        assert_eq!(
+            out.1, interpreted.1,
+            "statistics: compiled code and interpreter differ"
+        );
+    }
+    out
 }
 
 fn dispatch_budget(
