@@ -156,10 +156,15 @@ pub(crate) fn compile(code: &Code) -> Option<Compiled> {
         .ok()?
         .finish(settings::Flags::new(flags))
         .ok()?;
-    let fma = isa
-        .isa_flags()
-        .iter()
-        .any(|f| f.name == "has_fma" && f.as_bool() == Some(true));
+    let flag = |name: &str| {
+        isa.isa_flags()
+            .iter()
+            .any(|f| f.name == name && f.as_bool() == Some(true))
+    };
+    let native = Native {
+        fma: flag("has_fma"),
+        round: flag("has_sse41"),
+    };
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
         cranelift_module::default_libcall_names(),
@@ -172,7 +177,7 @@ pub(crate) fn compile(code: &Code) -> Option<Compiled> {
     let mut fctx = FunctionBuilderContext::new();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::new(b, code, &ends, ptr, fma).program(config);
+        Gen::new(b, code, &ends, ptr, native).program(config);
     }
     let id = module
         .declare_function("warp", Linkage::Local, &ctx.func.signature)
@@ -325,6 +330,15 @@ extern "C" fn exec_callback(cx: *mut Cx, index: u32, mask: Mask, effects: Mask) 
     }
 }
 
+/// Host features that decide which instructions are emitted as vector code: a fused
+/// multiply-add and the rounding instructions are single exact instructions only with them
+/// (without, Cranelift would call a library, so the interpreter's code is called instead).
+#[derive(Clone, Copy)]
+struct Native {
+    fma: bool,
+    round: bool,
+}
+
 /// A register's value during a run.
 #[derive(Clone, Copy)]
 struct Cached {
@@ -348,7 +362,7 @@ struct Gen<'a, 'f> {
     code: &'a Code,
     ends: &'a [u32],
     ptr: types::Type,
-    fma: bool,
+    native: Native,
     cx: Value,
     regs: Value,
     blocks: Vec<Block>,
@@ -379,7 +393,7 @@ impl<'a, 'f> Gen<'a, 'f> {
         code: &'a Code,
         ends: &'a [u32],
         ptr: types::Type,
-        fma: bool,
+        native: Native,
     ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -476,7 +490,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             code,
             ends,
             ptr,
-            fma,
+            native,
             cx,
             regs,
             blocks,
@@ -1072,6 +1086,23 @@ impl<'a, 'f> Gen<'a, 'f> {
                     UnOp::FNeg => self.load(a, F32X4).map(|x| self.b.ins().fneg(x)),
                     UnOp::FAbs => self.load(a, F32X4).map(|x| self.b.ins().fabs(x)),
                     UnOp::FSqrt => self.load(a, F32X4).map(|x| self.b.ins().sqrt(x)),
+                    UnOp::FFloor if self.native.round => {
+                        self.load(a, F32X4).map(|x| self.b.ins().floor(x))
+                    }
+                    UnOp::FCeil if self.native.round => {
+                        self.load(a, F32X4).map(|x| self.b.ins().ceil(x))
+                    }
+                    UnOp::FTrunc if self.native.round => {
+                        self.load(a, F32X4).map(|x| self.b.ins().trunc(x))
+                    }
+                    UnOp::FRound if self.native.round => {
+                        self.load(a, F32X4).map(|x| self.b.ins().nearest(x))
+                    }
+                    // x − floor(x), each rounded.
+                    UnOp::FFract if self.native.round => self.load(a, F32X4).map(|x| {
+                        let f = self.b.ins().floor(x);
+                        self.b.ins().fsub(x, f)
+                    }),
                     UnOp::Not => self.load(a, I32X4).map(|x| self.b.ins().bnot(x)),
                     UnOp::INeg => self.load(a, I32X4).map(|x| self.b.ins().ineg(x)),
                     UnOp::I2F => self
@@ -1201,7 +1232,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                             self.b.ins().bitselect(on, y[j], z[j])
                         })
                     }
-                    TerOp::Fma if self.fma => {
+                    TerOp::Fma if self.native.fma => {
                         let (x, y, z) = (
                             self.load(a, F32X4),
                             self.load(b, F32X4),

@@ -546,6 +546,22 @@ pub(crate) fn exec_one(
     }
 }
 
+rastra_texture::multiversion! {
+/// [`exec_one`] compiled for the baseline and for AVX2+FMA (picked at run time, as the
+/// interpreter is): what compiled code calls for the instructions it does not emit itself.
+pub(crate) fn exec_one_wide(
+    regs: &mut [[u32; WARP_LANES]],
+    inst: &Inst,
+    mask: Mask,
+    effects: Mask,
+    shared: &[AtomicU32],
+    resources: &Resources,
+    unit: &mut TextureUnit,
+) {
+    exec_one(regs, inst, mask, effects, shared, resources, unit)
+}
+}
+
 /// Executes one straight-line instruction other than those `exec_one` executes itself (register
 /// moves, ALU operations, barriers, texture and image instructions). `mask` = active lanes,
 /// `effects` = active lanes allowed side effects.
