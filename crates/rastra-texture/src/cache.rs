@@ -458,6 +458,8 @@ impl TexelCache {
         l2_lines.clear();
         let mut block = [[0f32; 4]; MAX_BLOCK_TEXELS];
         let mut decoded: Option<(u32, u32)> = None;
+        // 8-bit unorm texels (the commonest) decode through tables picked once per fill.
+        let unorm8 = format.unorm8_decoder();
         let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
         for ty in 0..lh {
             for tx in 0..lw {
@@ -520,7 +522,10 @@ impl TexelCache {
                     *out = c.map(f32::to_bits);
                 } else {
                     decoded = Some((ex, ey));
-                    *out = format.decode_bits(src.aspect, bytes);
+                    *out = match &unorm8 {
+                        Some(d) => d.decode(bytes),
+                        None => format.decode_bits(src.aspect, bytes),
+                    };
                 }
             }
         }

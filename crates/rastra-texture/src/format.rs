@@ -1169,6 +1169,63 @@ fn srgb_tables() -> &'static SrgbTables {
     })
 }
 
+/// A decoder for the texels of one 8-bit unorm format (`R8Unorm` … `Bgra8UnormSrgb`):
+/// everything [`TextureFormat::decode_bits`] works out per texel — channel count, order,
+/// sRGB — decided once, so units decoding many texels (a texel-cache fill) index two
+/// tables per channel. Gives exactly `decode_bits`'s values.
+#[derive(Clone, Copy, Debug)]
+pub struct Unorm8Decoder {
+    n: usize,
+    bgra: bool,
+    /// Colour channels' table (sRGB or linear), alpha's table (always linear).
+    color: &'static [f32; 256],
+    alpha: &'static [f32; 256],
+}
+
+/// `code / 255` for every 8-bit code: the unorm decode's own arithmetic, tabulated.
+fn unorm8_table() -> &'static [f32; 256] {
+    static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|k| k as f32 / 255.0))
+}
+
+impl TextureFormat {
+    /// The fast decoder of this format's texels, if it is an 8-bit unorm format.
+    pub fn unorm8_decoder(self) -> Option<Unorm8Decoder> {
+        match self.enc() {
+            Enc::Plain {
+                ch: Ch::Unorm8,
+                n,
+                bgra,
+            } => Some(Unorm8Decoder {
+                n,
+                bgra,
+                color: if self.is_srgb() {
+                    srgb8_decode_table()
+                } else {
+                    unorm8_table()
+                },
+                alpha: unorm8_table(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl Unorm8Decoder {
+    /// The texel at the start of `t` as register values (f32 bits): missing channels 0,
+    /// missing alpha 1.
+    #[inline]
+    pub fn decode(&self, t: &[u8]) -> [u32; 4] {
+        let mut c = [0.0f32, 0.0, 0.0, 1.0];
+        for (i, v) in c.iter_mut().enumerate().take(self.n) {
+            let at = if self.bgra && i < 3 { 2 - i } else { i };
+            let table = if i < 3 { self.color } else { self.alpha };
+            *v = table[t[at] as usize];
+        }
+        c.map(f32::to_bits)
+    }
+}
+
 /// 8-bit sRGB code to linear (the sRGB EOTF, exact to f32).
 pub fn srgb_to_linear8(code: u8) -> f32 {
     srgb_tables().decode[code as usize]
@@ -1279,5 +1336,32 @@ mod tests {
                 assert_eq!(snorm(x, max), reference_snorm(x, max), "snorm {x} × {max}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod unorm8_decoder_tests {
+    use super::*;
+
+    /// The fast decoder gives `decode_bits`'s values for every 8-bit unorm format, on every
+    /// code of every channel.
+    #[test]
+    fn matches_decode_bits() {
+        let mut formats = 0;
+        for format in TextureFormat::all() {
+            let Some(d) = format.unorm8_decoder() else {
+                continue;
+            };
+            formats += 1;
+            for code in 0..=255u8 {
+                let bytes = [code, code.wrapping_mul(7), code ^ 0x5a, 255 - code];
+                assert_eq!(
+                    d.decode(&bytes),
+                    format.decode_bits(TextureAspect::All, &bytes),
+                    "{format:?} code {code}"
+                );
+            }
+        }
+        assert!(formats >= 6, "only {formats} 8-bit unorm formats");
     }
 }
