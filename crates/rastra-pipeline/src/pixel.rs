@@ -310,51 +310,64 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             self.viewport.min_depth.min(self.viewport.max_depth),
             self.viewport.min_depth.max(self.viewport.max_depth),
         );
+        // No test or write after shading and no shader depth: a quad's surviving coverage
+        // is its coverage without the lanes that discarded, all four pixels at once.
+        let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
+            && p.frag_depth_reg.is_none();
         for (q, pend) in self.pending.iter().enumerate() {
             // The quad's surviving coverage, one byte per pixel, built in a register (bytes
             // stored one by one and read back as a word stall the store buffer).
             let mut cov_word = 0u32;
-            for i in 0..4 {
-                let lane = q * 4 + i;
-                let mut cov = pend.quad.coverage[i];
-                if cov == 0 || info.discarded & (1 << lane) != 0 {
-                    continue;
-                }
-                let px = pend.quad.x + (i as u32 & 1);
-                let py = pend.quad.y + (i as u32 >> 1);
-                let mut z = pend.z[i];
-                if let Some(reg) = p.frag_depth_reg {
-                    let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
-                    z = [d; 4];
-                }
-                match p.depth_mode {
-                    DepthMode::Late => {
-                        let depth = self.depth.as_mut().expect("late Z implies a depth target");
-                        let pass = depth.test(px, py, cov, &z, true);
-                        counters.late_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
-                        cov = pass;
+            if no_late_stage {
+                // Discarded lanes 0–3 of the quad → bytes 0–3 all ones (the four bits spread
+                // 7 apart land on bits 0, 8, 16, 24).
+                let discarded = (info.discarded >> (q * 4)) & 0xf;
+                let killed = ((discarded * 0x0020_4081) & 0x0101_0101) * 0xff;
+                cov_word = u32::from_le_bytes(pend.quad.coverage) & !killed;
+                self.samples_passed += cov_word.count_ones() as u64;
+            } else {
+                for i in 0..4 {
+                    let lane = q * 4 + i;
+                    let mut cov = pend.quad.coverage[i];
+                    if cov == 0 || info.discarded & (1 << lane) != 0 {
+                        continue;
                     }
-                    DepthMode::EarlyTestLateWrite => {
-                        self.depth
-                            .as_mut()
-                            .expect("depth mode implies a depth target")
-                            .write(px, py, cov, &z);
+                    let px = pend.quad.x + (i as u32 & 1);
+                    let py = pend.quad.y + (i as u32 >> 1);
+                    let mut z = pend.z[i];
+                    if let Some(reg) = p.frag_depth_reg {
+                        let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
+                        z = [d; 4];
                     }
-                    DepthMode::EarlyTestWrite | DepthMode::Off => {}
+                    match p.depth_mode {
+                        DepthMode::Late => {
+                            let depth = self.depth.as_mut().expect("late Z implies a depth target");
+                            let pass = depth.test(px, py, cov, &z, true);
+                            counters.late_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
+                            cov = pass;
+                        }
+                        DepthMode::EarlyTestLateWrite => {
+                            self.depth
+                                .as_mut()
+                                .expect("depth mode implies a depth target")
+                                .write(px, py, cov, &z);
+                        }
+                        DepthMode::EarlyTestWrite | DepthMode::Off => {}
+                    }
+                    if cov == 0 {
+                        continue;
+                    }
+                    self.samples_passed += cov.count_ones() as u64;
+                    if matches!(
+                        p.depth_mode,
+                        DepthMode::Late | DepthMode::EarlyTestLateWrite
+                    ) && let Some(d) = &self.depth
+                        && d.write_enabled
+                    {
+                        counters.depth_samples_written += cov.count_ones() as u64;
+                    }
+                    cov_word |= (cov as u32) << (8 * i);
                 }
-                if cov == 0 {
-                    continue;
-                }
-                self.samples_passed += cov.count_ones() as u64;
-                if matches!(
-                    p.depth_mode,
-                    DepthMode::Late | DepthMode::EarlyTestLateWrite
-                ) && let Some(d) = &self.depth
-                    && d.write_enabled
-                {
-                    counters.depth_samples_written += cov.count_ones() as u64;
-                }
-                cov_word |= (cov as u32) << (8 * i);
             }
             let covs = cov_word.to_le_bytes();
             let any = cov_word != 0;

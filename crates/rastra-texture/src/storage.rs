@@ -266,6 +266,9 @@ impl SurfaceLayout {
 struct Layout {
     mips: Vec<MipLayout>,
     total: u64,
+    /// Bytes of one element (texel or block) — the format's block size, kept here because
+    /// every texel address needs it.
+    elem_bytes: u64,
 }
 
 impl Layout {
@@ -299,6 +302,7 @@ impl Layout {
         Layout {
             mips,
             total: offset,
+            elem_bytes: elem,
         }
     }
 }
@@ -448,11 +452,16 @@ impl Texture {
     pub fn element_offset(&self, level: u32, slice: u32, ex: u32, ey: u32) -> Option<u64> {
         let m = self.layout.mips.get(level as usize)?;
         let samples = self.desc.sample_count.max(1);
-        let (layer, sample) = (slice / samples, slice % samples);
+        // Sampled textures are single-sampled: no division on their path.
+        let (layer, sample) = if samples == 1 {
+            (slice, 0)
+        } else {
+            (slice / samples, slice % samples)
+        };
         if layer >= m.slices || ex >= m.elems[0] || ey >= m.elems[1] {
             return None;
         }
-        let elem = self.desc.format.block_size() as u64;
+        let elem = self.layout.elem_bytes;
         let base = m.offset + layer as u64 * m.slice_bytes;
         let within = if self.desc.dimension == TextureDimension::D1 {
             ex as u64 * elem
@@ -523,7 +532,7 @@ impl Texture {
     pub fn element_at(&self, offset: u64) -> Option<&[u8]> {
         let off = usize::try_from(offset).ok()?;
         self.data
-            .get(off..off.checked_add(self.desc.format.block_size())?)
+            .get(off..off.checked_add(self.layout.elem_bytes as usize)?)
     }
 
     /// Mutable stored bytes of one element (bumps the generation).
