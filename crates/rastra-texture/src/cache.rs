@@ -306,6 +306,8 @@ pub(crate) struct TexelCache {
     line_texels: usize,
     /// (tag, last use) per way, `sets × ways`.
     tags: Vec<Option<(LineKey, u64)>>,
+    /// The way the last access returned.
+    last_way: usize,
     /// Decoded texels, `line_texels` per way.
     data: Vec<[u32; 4]>,
     clock: u64,
@@ -313,6 +315,9 @@ pub(crate) struct TexelCache {
     l2_line_bytes: u64,
     /// Scratch: the L2 lines the current fill has read.
     fill_lines: Vec<u64>,
+    /// Scratch: the compressed block the current fill decoded last (kept here so a fill
+    /// neither allocates nor clears a block-sized buffer).
+    block: Box<[[f32; 4]; MAX_BLOCK_TEXELS]>,
     pub l2: L2Port,
     pub stats: TexelCacheStats,
 }
@@ -335,10 +340,12 @@ impl TexelCache {
             ways,
             line_texels,
             tags: vec![None; sets * ways],
+            last_way: 0,
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
             fill_lines: Vec::new(),
+            block: Box::new([[0.0; 4]; MAX_BLOCK_TEXELS]),
             l2,
             stats: TexelCacheStats::default(),
         }
@@ -366,18 +373,20 @@ impl TexelCache {
     pub fn fetch(&mut self, src: &Source, taps: &[TexelAddr], out: &mut [[u32; 4]]) {
         self.stats.requests += 1;
         self.stats.texel_reads += taps.len() as u64;
-        let (lw, lh) = self.line_dims(src.texture);
+        let dims = self.line_dims(src.texture);
         let n = taps.len().min(out.len());
-        for start in (0..n).step_by(MAX_FOOTPRINT) {
+        let mut start = 0;
+        while start < n {
             let end = (start + MAX_FOOTPRINT).min(n);
-            self.fetch_footprint(src, (lw, lh), &taps[start..end], &mut out[start..end]);
+            self.fetch_footprint(src, dims, &taps[start..end], &mut out[start..end]);
+            start = end;
         }
     }
 
-    /// [`TexelCache::fetch`] for at most [`MAX_FOOTPRINT`] taps: each tap's line (level,
-    /// slice, line x, line y) and place in it are worked out once, then one access per
-    /// distinct line reads out every tap in it right away (so a later access of the same
-    /// footprint may evict the line without changing results).
+    /// [`TexelCache::fetch`] for at most [`MAX_FOOTPRINT`] taps: one access per distinct
+    /// line (level, slice, line x, line y), in the order the taps first name them, reading
+    /// out every tap in that line right away (so a later access of the same footprint may
+    /// evict the line without changing results).
     fn fetch_footprint(
         &mut self,
         src: &Source,
@@ -387,43 +396,53 @@ impl TexelCache {
     ) {
         // Line sides are powers of two (`CacheConfig`): shifts and masks, no divisions.
         let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
-        let mut line = [[0u32; 4]; MAX_FOOTPRINT];
-        let mut within = [0usize; MAX_FOOTPRINT];
-        for (i, t) in taps.iter().enumerate() {
-            line[i] = [t.level, t.slice, t.x >> sx, t.y >> sy];
-            within[i] = (((t.y & (lh - 1)) << sx) | (t.x & (lw - 1))) as usize;
-        }
+        let (tex, generation) = (src.texture.id(), src.texture.generation());
         let mut done = 0u32;
-        for i in 0..taps.len() {
+        for (i, t) in taps.iter().enumerate() {
             if done & (1 << i) != 0 {
                 continue;
             }
-            let [level, slice, lx, ly] = line[i];
+            let (lx, ly) = (t.x >> sx, t.y >> sy);
             let key = LineKey {
-                tex: src.texture.id(),
-                generation: src.texture.generation(),
+                tex,
+                generation,
                 format: src.format,
                 aspect: src.aspect,
-                level,
-                slice,
+                level: t.level,
+                slice: t.slice,
                 lx,
                 ly,
             };
             let way = self.access(src, &key, (lw, lh));
-            let base = way * self.line_texels;
-            for j in i..taps.len() {
-                if done & (1 << j) == 0 && line[j] == line[i] {
-                    out[j] = self.data[base + within[j]];
+            let line = &self.data[way * self.line_texels..(way + 1) * self.line_texels];
+            for (j, u) in taps.iter().enumerate().skip(i) {
+                if done & (1 << j) == 0
+                    && u.level == t.level
+                    && u.slice == t.slice
+                    && u.x >> sx == lx
+                    && u.y >> sy == ly
+                {
+                    out[j] = line[(((u.y & (lh - 1)) << sx) | (u.x & (lw - 1))) as usize];
                     done |= 1 << j;
                 }
             }
         }
     }
 
-    /// One L1 access: returns the way holding `key`, filling it on a miss.
+    /// One L1 access: returns the way holding `key`, filling it on a miss. The way the
+    /// previous access returned is checked first: a tag lives in one way only, so when it
+    /// still holds `key` it is the way the set's search would find (same hit, same LRU
+    /// update), found without hashing or searching.
     fn access(&mut self, src: &Source, key: &LineKey, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
+        if let Some((k, stamp)) = &mut self.tags[self.last_way]
+            && k == key
+        {
+            *stamp = self.clock;
+            self.stats.l1_hits += 1;
+            return self.last_way;
+        }
         let set = key.set(self.sets);
         let base = set * self.ways;
         for w in base..base + self.ways {
@@ -432,6 +451,7 @@ impl TexelCache {
             {
                 *stamp = self.clock;
                 self.stats.l1_hits += 1;
+                self.last_way = w;
                 return w;
             }
         }
@@ -442,6 +462,7 @@ impl TexelCache {
             .unwrap_or(base);
         self.tags[victim] = Some((*key, self.clock));
         self.fill(src, key, dims, victim);
+        self.last_way = victim;
         victim
     }
 
@@ -456,7 +477,8 @@ impl TexelCache {
         // The L2 lines this fill has read (kept in `self` so fills do not allocate).
         let mut l2_lines = std::mem::take(&mut self.fill_lines);
         l2_lines.clear();
-        let mut block = [[0f32; 4]; MAX_BLOCK_TEXELS];
+        let block: &mut [[f32; 4]; MAX_BLOCK_TEXELS] = &mut self.block;
+        // The element `block` holds, for this fill.
         let mut decoded: Option<(u32, u32)> = None;
         // 8-bit unorm texels (the commonest) decode through tables picked once per fill.
         let unorm8 = format.unorm8_decoder();
@@ -512,8 +534,8 @@ impl TexelCache {
                 };
                 if format.is_compressed() {
                     if decoded != Some((ex, ey)) {
-                        if decode_block(format, bytes, &mut block).is_err() {
-                            block = [[0.0; 4]; MAX_BLOCK_TEXELS];
+                        if decode_block(format, bytes, block).is_err() {
+                            *block = [[0.0; 4]; MAX_BLOCK_TEXELS];
                         }
                         decoded = Some((ex, ey));
                         self.stats.blocks_decoded += 1;
