@@ -97,18 +97,59 @@ impl ChunkBins {
         }
     }
 
-    /// The chunk's triangles in tile `t`, in submission order.
-    pub fn bin(&self, t: usize) -> impl Iterator<Item = u32> + '_ {
-        debug_assert!(self.sorted, "bins are read after finish()");
-        let t = t as u64;
-        let start = self.entries.partition_point(|&e| e >> 32 < t);
-        let end = start + self.entries[start..].partition_point(|&e| e >> 32 == t);
-        self.entries[start..end].iter().map(|&e| e as u32)
-    }
-
     /// Every tile with at least one entry (repeated once per entry).
     pub fn tiles(&self) -> impl Iterator<Item = usize> + '_ {
         self.entries.iter().map(|&e| (e >> 32) as usize)
+    }
+
+    /// Every `(tile, triangle)` entry, by tile, then triangle.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        debug_assert!(self.sorted, "bins are read after finish()");
+        self.entries.iter().map(|&e| ((e >> 32) as usize, e as u32))
+    }
+}
+
+/// Every tile's work in one draw's back-end pass: the bins of all chunks gathered per tile
+/// (a counting sort), each tile's `(chunk, triangle)` list in chunk order and, within a
+/// chunk, triangle order — API order. A tile's worker then walks one contiguous list
+/// instead of looking its bin up in every chunk.
+#[derive(Clone, Debug, Default)]
+pub struct TileLists {
+    /// `starts[t]..starts[t + 1]` is tile `t`'s range of `entries`.
+    starts: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+}
+
+impl TileLists {
+    pub fn new(tiles: usize, chunks: &[&ChunkBins]) -> TileLists {
+        let mut starts = vec![0u32; tiles + 1];
+        for bins in chunks {
+            for t in bins.tiles() {
+                starts[t + 1] += 1;
+            }
+        }
+        for t in 0..tiles {
+            starts[t + 1] += starts[t];
+        }
+        let mut next = starts.clone();
+        let mut entries = vec![(0, 0); starts[tiles] as usize];
+        for (c, bins) in chunks.iter().enumerate() {
+            for (t, index) in bins.entries() {
+                entries[next[t] as usize] = (c as u32, index);
+                next[t] += 1;
+            }
+        }
+        TileLists { starts, entries }
+    }
+
+    /// Tile `t`'s `(chunk, triangle)` entries, in API order.
+    pub fn tile(&self, t: usize) -> &[(u32, u32)] {
+        &self.entries[self.starts[t] as usize..self.starts[t + 1] as usize]
+    }
+
+    /// The tiles with work, in order.
+    pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.starts.len() - 1).filter(|&t| self.starts[t + 1] > self.starts[t])
     }
 }
 
@@ -130,13 +171,21 @@ mod tests {
         bins.insert(&grid, 2, &rect(100, 10, 100, 99), &mut c);
         bins.finish();
         assert_eq!(c.tile_bin_entries, 7);
-        let bin = |t| bins.bin(t).collect::<Vec<u32>>();
-        assert_eq!(bin(0), vec![0]);
-        assert_eq!(bin(1), vec![0, 2]);
-        assert_eq!(bin(4), vec![0]);
-        assert_eq!(bin(5), vec![0, 1, 2]);
-        assert_eq!(bin(2), Vec::<u32>::new());
-        assert_eq!(bin(7), Vec::<u32>::new());
+        // A second chunk: its triangle 0 covers tiles 0 and 1 and comes after the first
+        // chunk's triangles in every tile.
+        let mut later = ChunkBins::default();
+        later.clear();
+        later.insert(&grid, 0, &rect(0, 0, 70, 10), &mut c);
+        later.finish();
+        let lists = TileLists::new(grid.count(), &[&bins, &later]);
+        let tile = |t| lists.tile(t).to_vec();
+        assert_eq!(tile(0), vec![(0, 0), (1, 0)]);
+        assert_eq!(tile(1), vec![(0, 0), (0, 2), (1, 0)]);
+        assert_eq!(tile(4), vec![(0, 0)]);
+        assert_eq!(tile(5), vec![(0, 0), (0, 1), (0, 2)]);
+        assert_eq!(tile(2), vec![]);
+        assert_eq!(tile(7), vec![]);
+        assert_eq!(lists.used().collect::<Vec<_>>(), vec![0, 1, 4, 5]);
         assert_eq!(grid.tile_rect(7), rect(192, 64, 199, 99));
     }
 }

@@ -12,6 +12,7 @@ use rastra_shader::{ExecError, Resources, TextureBinding};
 use rastra_stats::Counters;
 use rastra_texture::{L2Cache, Sampler, StorageImage};
 
+use crate::binning::{ChunkBins, TileLists};
 use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
@@ -276,13 +277,9 @@ fn back_end(
         call.viewport.min_depth.max(call.viewport.max_depth),
     ];
     let pattern = SamplePattern::for_count(samples);
-    let mut used = vec![false; front.grid.count()];
-    for chunk in chunks {
-        for t in chunk.bins.tiles() {
-            used[t] = true;
-        }
-    }
-    let tiles: Vec<usize> = (0..used.len()).filter(|&t| used[t]).collect();
+    let bins: Vec<&ChunkBins> = chunks.iter().map(|c| &c.bins).collect();
+    let lists = TileLists::new(front.grid.count(), &bins);
+    let tiles: Vec<usize> = lists.used().collect();
     let shared_budget = AtomicU64::new(*budget);
     let textured = call.fragment_resources.uses_textures();
     let new_pipe = || {
@@ -336,46 +333,45 @@ fn back_end(
         let mut result = Ok(());
         // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
         let mut bounds = hiz.map(|h| h.tile(t));
-        'chunks: for chunk in chunks {
-            for index in chunk.bins.bin(t) {
-                let tri = &chunk.triangles[index as usize];
-                let attrs = chunk.attrs_of(tri, words);
-                let test = |bx: u32, by: u32| {
-                    let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
-                        hiz,
-                        bounds.as_deref(),
-                        p.desc.depth_stencil.as_ref(),
-                        depth.as_ref(),
-                    ) else {
-                        return true;
-                    };
-                    let (zmin, zmax) = block_depth_range(tri, bx, by);
-                    let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
-                    !rejects(
-                        h.mode,
-                        ds.depth_compare,
-                        b[block_index(bx, by)],
-                        zmin,
-                        zmax,
-                        q,
-                    )
+        for &(c, index) in lists.tile(t) {
+            let chunk = &chunks[c as usize];
+            let tri = &chunk.triangles[index as usize];
+            let attrs = chunk.attrs_of(tri, words);
+            let test = |bx: u32, by: u32| {
+                let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
+                    hiz,
+                    bounds.as_deref(),
+                    p.desc.depth_stencil.as_ref(),
+                    depth.as_ref(),
+                ) else {
+                    return true;
                 };
-                rasterize(
-                    tri,
-                    &rect,
-                    &pattern,
-                    front.viewport_bounds.as_ref(),
-                    hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
-                    &mut counters,
-                    |quad, counters| {
-                        if result.is_ok() {
-                            result = pixels.push(tri, attrs, quad, &mut local, counters);
-                        }
-                    },
-                );
-                if result.is_err() {
-                    break 'chunks;
-                }
+                let (zmin, zmax) = block_depth_range(tri, bx, by);
+                let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
+                !rejects(
+                    h.mode,
+                    ds.depth_compare,
+                    b[block_index(bx, by)],
+                    zmin,
+                    zmax,
+                    q,
+                )
+            };
+            rasterize(
+                tri,
+                &rect,
+                &pattern,
+                front.viewport_bounds.as_ref(),
+                hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
+                &mut counters,
+                |quad, counters| {
+                    if result.is_ok() {
+                        result = pixels.push(tri, attrs, quad, &mut local, counters);
+                    }
+                },
+            );
+            if result.is_err() {
+                break;
             }
         }
         if result.is_ok() {

@@ -83,7 +83,6 @@ pub fn rasterize(
     if x0 > x1 || y0 > y1 {
         return;
     }
-    let full = pattern.full_mask();
     let block_y0 = y0 / BLOCK_SIZE * BLOCK_SIZE;
     let block_x0 = x0 / BLOCK_SIZE * BLOCK_SIZE;
     let mut by = block_y0;
@@ -104,6 +103,14 @@ pub fn rasterize(
                     let qy0 = by.max(y0) & !1;
                     let qx1 = (bx + BLOCK_SIZE - 1).min(x1);
                     let qy1 = (by + BLOCK_SIZE - 1).min(y1);
+                    // Per sample, the block's pixels inside the triangle and the clipped
+                    // bounds: bit `row · 8 + column`.
+                    let masks = if whole {
+                        [u64::MAX; 4]
+                    } else {
+                        block_coverage(tri, bx, by, qy0 - by..qy1 + 1 - by, pattern)
+                    };
+                    let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
                     let mut qy = qy0;
                     while qy <= qy1 {
                         let mut qx = qx0;
@@ -114,17 +121,17 @@ pub fn rasterize(
                                 coverage: [0; 4],
                             };
                             for i in 0..4u32 {
-                                let px = qx + (i & 1);
-                                let py = qy + (i >> 1);
-                                if px < x0 || px > x1 || py < y0 || py > y1 {
+                                let bit = (qy + (i >> 1) - by) * BLOCK_SIZE + (qx + (i & 1) - bx);
+                                if bounds >> bit & 1 == 0 {
                                     continue;
                                 }
-                                let mut cov = if whole {
-                                    full
-                                } else {
-                                    pixel_coverage(tri, px, py, pattern)
-                                };
+                                let mut cov = 0u8;
+                                for (s, m) in masks.iter().take(pattern.count as usize).enumerate()
+                                {
+                                    cov |= ((m >> bit & 1) as u8) << s;
+                                }
                                 if let Some(bounds) = viewport {
+                                    let (px, py) = (qx + (i & 1), qy + (i >> 1));
                                     cov &= viewport_coverage(bounds, px, py, pattern);
                                 }
                                 quad.coverage[i as usize] = cov;
@@ -181,6 +188,70 @@ fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
     } else {
         BlockCoverage::Partial
     }
+}
+
+/// The pixels of the block at (bx, by) inside the inclusive pixel bounds `[x0, y0, x1, y1]`:
+/// bit `row · 8 + column`.
+#[inline]
+fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
+    let span = |lo: u32, hi: u32, base: u32| -> u64 {
+        // Columns (or rows) lo..=hi of the block, clamped to it.
+        let lo = lo.saturating_sub(base).min(BLOCK_SIZE);
+        let hi = (hi + 1).saturating_sub(base).min(BLOCK_SIZE);
+        if hi <= lo {
+            0
+        } else {
+            ((1u64 << (hi - lo)) - 1) << lo
+        }
+    };
+    let cols = span(x0, x1, bx);
+    let rows = span(y0, y1, by);
+    let mut mask = 0u64;
+    for r in 0..BLOCK_SIZE as u64 {
+        if rows >> r & 1 != 0 {
+            mask |= cols << (r * BLOCK_SIZE as u64);
+        }
+    }
+    mask
+}
+
+/// Fine rasterization of one 8×8 block: for each sample of the pattern, the mask of the
+/// block's pixels whose sample is inside all three edges (bit `row · 8 + column`). Each
+/// edge is evaluated once at the block's first sample and then stepped — by `a` per pixel
+/// across and `b` per pixel down, in 1/256-pixel units — which is exact integer arithmetic,
+/// so every sample gets the value [`pixel_coverage`] computes directly.
+/// Only `rows` (of 0..8) are evaluated; the others stay 0.
+fn block_coverage(
+    tri: &Triangle,
+    bx: u32,
+    by: u32,
+    rows: std::ops::Range<u32>,
+    pattern: &SamplePattern,
+) -> [u64; 4] {
+    let mut masks = [0u64; 4];
+    let base_x = (bx as Fixed) << SUBPIXEL_BITS;
+    let base_y = (by as Fixed) << SUBPIXEL_BITS;
+    for (s, mask) in masks.iter_mut().enumerate().take(pattern.count as usize) {
+        let [ox, oy] = pattern.offsets[s];
+        let mut inside = u64::MAX;
+        for e in &tri.edges {
+            let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
+            let first = rows.start as Fixed;
+            let mut row = e.eval(base_x + ox, base_y + oy) + e.bias + first * step_y;
+            let mut edge = 0u64;
+            for r in rows.start as u64..rows.end as u64 {
+                let mut bits = 0u64;
+                for c in 0..BLOCK_SIZE as i64 {
+                    bits |= ((row + c * step_x >= 0) as u64) << c;
+                }
+                edge |= bits << (r * BLOCK_SIZE as u64);
+                row += step_y;
+            }
+            inside &= edge;
+        }
+        *mask = inside;
+    }
+    masks
 }
 
 /// Samples of pixel (px, py) inside the snapped viewport rectangle `[x0, x1) × [y0, y1)`.
