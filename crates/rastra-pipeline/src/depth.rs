@@ -105,6 +105,50 @@ impl<'a> DepthUnit<'a> {
         pass
     }
 
+    /// [`DepthUnit::test`] for the four pixels of the quad at (x, y) (`coverage[i]` and
+    /// `z[i]` are pixel `i`'s, pixel `i` at `(x + i % 2, y + i / 2)`). Single-sampled, a
+    /// quad's four depth texels are adjacent (8×8 tiles in Morton order, quads aligned), so
+    /// the quad is addressed once.
+    pub fn test_quad(
+        &mut self,
+        x: u32,
+        y: u32,
+        coverage: [u8; 4],
+        z: &[[f32; 4]; 4],
+        write: bool,
+    ) -> [u8; 4] {
+        if self.samples != 1 {
+            return std::array::from_fn(|i| {
+                let (px, py) = (x + (i as u32 & 1), y + (i as u32 >> 1));
+                if coverage[i] == 0 {
+                    0
+                } else {
+                    self.test(px, py, coverage[i], &z[i], write)
+                }
+            });
+        }
+        let size = self.size;
+        let base = self.layout.pixel(x, y);
+        let write = write && self.write_enabled;
+        let mut pass = [0u8; 4];
+        for i in 0..4 {
+            if coverage[i] & 1 == 0 {
+                continue;
+            }
+            // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
+            let texel = unsafe { self.data.texels_mut(base + i * size, size) };
+            let new = self.quantize(z[i][0]);
+            if self.compare.passes(new, self.load(texel)) {
+                pass[i] = 1;
+                if write {
+                    self.store(new, texel);
+                }
+            }
+        }
+        self.wrote |= write && pass != [0; 4];
+        pass
+    }
+
     /// Writes depth for the samples in `mask` without testing (the late write of samples that
     /// passed an early test).
     pub fn write(&mut self, x: u32, y: u32, mask: u8, z: &[f32; 4]) {

@@ -147,20 +147,17 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .depth
                 .as_mut()
                 .expect("depth mode implies a depth target");
-            for i in 0..4 {
-                let cov = quad.coverage[i];
-                if cov == 0 {
-                    continue;
-                }
-                let px = quad.x + (i as u32 & 1);
-                let py = quad.y + (i as u32 >> 1);
-                let pass = depth.test(px, py, cov, &z[i], mode == DepthMode::EarlyTestWrite);
-                counters.early_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
-                if mode == DepthMode::EarlyTestWrite && depth.write_enabled {
-                    counters.depth_samples_written += pass.count_ones() as u64;
-                }
-                quad.coverage[i] = pass;
+            let write = mode == DepthMode::EarlyTestWrite;
+            let pass = depth.test_quad(quad.x, quad.y, quad.coverage, &z, write);
+            let (before, after) = (
+                u32::from_le_bytes(quad.coverage).count_ones(),
+                u32::from_le_bytes(pass).count_ones(),
+            );
+            counters.early_z_killed += (before - after) as u64;
+            if write && depth.write_enabled {
+                counters.depth_samples_written += after as u64;
             }
+            quad.coverage = pass;
             if quad.is_empty() {
                 return Ok(());
             }
