@@ -544,10 +544,10 @@ impl TexelCache {
                     *out = c.map(f32::to_bits);
                 } else {
                     decoded = Some((ex, ey));
-                    *out = match &unorm8 {
-                        Some(d) => d.decode(bytes),
-                        None => format.decode_bits(src.aspect, bytes),
-                    };
+                    match &unorm8 {
+                        Some(d) => d.decode_into(bytes, out),
+                        None => *out = format.decode_bits(src.aspect, bytes),
+                    }
                 }
             }
         }

@@ -1216,13 +1216,42 @@ impl Unorm8Decoder {
     /// missing alpha 1.
     #[inline]
     pub fn decode(&self, t: &[u8]) -> [u32; 4] {
-        let mut c = [0.0f32, 0.0, 0.0, 1.0];
-        for (i, v) in c.iter_mut().enumerate().take(self.n) {
-            let at = if self.bgra && i < 3 { 2 - i } else { i };
-            let table = if i < 3 { self.color } else { self.alpha };
-            *v = table[t[at] as usize];
+        let mut out = [0; 4];
+        self.decode_into(t, &mut out);
+        out
+    }
+
+    /// [`Unorm8Decoder::decode`] straight into `out`: the four values are put together in
+    /// a vector register and stored at once (four 4-byte stores read back as wider words
+    /// would stall the store buffer of whoever copies the texel next).
+    #[inline]
+    pub fn decode_into(&self, t: &[u8], out: &mut [u32; 4]) {
+        let c = |i: usize| self.color[t[i] as usize];
+        let v = match self.n {
+            4 => {
+                let (r, b) = if self.bgra {
+                    (c(2), c(0))
+                } else {
+                    (c(0), c(2))
+                };
+                [r, c(1), b, self.alpha[t[3] as usize]]
+            }
+            3 => [c(0), c(1), c(2), 1.0],
+            2 => [c(0), c(1), 0.0, 1.0],
+            _ => [c(0), 0.0, 0.0, 1.0],
+        };
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY: SSE is part of the x86-64 baseline; `out` is 16 bytes.
+            unsafe {
+                _mm_storeu_ps(out.as_mut_ptr().cast(), _mm_setr_ps(v[0], v[1], v[2], v[3]));
+            }
         }
-        c.map(f32::to_bits)
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            *out = v.map(f32::to_bits);
+        }
     }
 }
 

@@ -956,10 +956,19 @@ fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
 /// `None` is a border texel.
 fn address(i: i64, n: u32, mode: AddressMode) -> Option<u32> {
     let n = n.max(1) as i64;
+    // `i mod m` (non-negative); nearly every coordinate is already in range, and a 64-bit
+    // remainder is a long division.
+    let wrap = |m: i64| {
+        if (0..m).contains(&i) {
+            i
+        } else {
+            i.rem_euclid(m)
+        }
+    };
     Some(match mode {
-        AddressMode::Repeat => i.rem_euclid(n),
+        AddressMode::Repeat => wrap(n),
         AddressMode::MirrorRepeat => {
-            let t = i.rem_euclid(2 * n);
+            let t = wrap(2 * n);
             if t < n { t } else { 2 * n - 1 - t }
         }
         AddressMode::ClampToEdge => i.clamp(0, n - 1),
@@ -972,9 +981,62 @@ fn address(i: i64, n: u32, mode: AddressMode) -> Option<u32> {
     } as u32)
 }
 
-/// ⌊x⌋ as an integer, saturating (NaN → 0), kept far from i64 overflow.
+/// ⌊x⌋ as an integer, saturating (NaN → 0), kept far from i64 overflow. Computed from the
+/// truncation (one conversion instruction; `f32::floor` is a library call on the x86-64
+/// baseline): an f32 with a fraction is below 2²³ in magnitude, so its truncation is exact
+/// and one less than the floor when the value is negative; larger values are integers.
 fn floor_i64(x: f32) -> i64 {
-    (x.floor() as i64).clamp(-(1 << 40), 1 << 40)
+    let t = x as i64;
+    let t = if (t as f32) > x {
+        t.saturating_sub(1)
+    } else {
+        t
+    };
+    t.clamp(-(1 << 40), 1 << 40)
+}
+
+#[cfg(test)]
+mod floor_tests {
+    /// The truncation-based floor agrees with `f32::floor` on edge values and a sweep.
+    #[test]
+    fn floor_i64_is_the_floor() {
+        let reference = |x: f32| (x.floor() as i64).clamp(-(1 << 40), 1 << 40);
+        let mut values = vec![
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            1.5,
+            -1.5,
+            2.5e-8,
+            -2.5e-8,
+            8388607.5,
+            -8388607.5,
+            8388608.0,
+            -8388609.0,
+            1e12,
+            -1e12,
+            1e30,
+            -1e30,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+        ];
+        let mut x = -70000.0f32;
+        while x < 70000.0 {
+            values.push(x);
+            x += 0.37;
+        }
+        for v in values {
+            assert_eq!(super::floor_i64(v), reference(v), "{v}");
+        }
+    }
 }
 
 fn sat_add(a: i64, b: i32) -> i64 {
