@@ -995,6 +995,41 @@ fn floor_i64(x: f32) -> i64 {
     t.clamp(-(1 << 40), 1 << 40)
 }
 
+fn sat_add(a: i64, b: i32) -> i64 {
+    a + b as i64
+}
+
+fn sub3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
+}
+
+fn len3(a: [f32; 3]) -> f32 {
+    let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+    if l.is_nan() { 0.0 } else { l }
+}
+
+/// Zeroes the components a view does not use.
+fn mask(a: [f32; 3], dims: usize) -> [f32; 3] {
+    std::array::from_fn(|i| if i < dims { a[i] } else { 0.0 })
+}
+
+/// Moves a position by `t` × `axis` (in its own coordinate space). Cube probes stay on
+/// their face (clamped to it); the taps of a clamped probe can still cross the seam.
+fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
+    match pos {
+        Pos::Flat(c) => Pos::Flat([c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]),
+        Pos::Cube { face, s, t: tt } => Pos::Cube {
+            face,
+            s: (s + t * axis[0]).clamp(0.0, 1.0),
+            t: (tt + t * axis[1]).clamp(0.0, 1.0),
+        },
+    }
+}
+
 #[cfg(test)]
 mod floor_tests {
     /// The truncation-based floor agrees with `f32::floor` on edge values and a sweep.
@@ -1036,40 +1071,5 @@ mod floor_tests {
         for v in values {
             assert_eq!(super::floor_i64(v), reference(v), "{v}");
         }
-    }
-}
-
-fn sat_add(a: i64, b: i32) -> i64 {
-    a + b as i64
-}
-
-fn sub3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
-}
-
-fn len3(a: [f32; 3]) -> f32 {
-    let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-    if l.is_nan() { 0.0 } else { l }
-}
-
-/// Zeroes the components a view does not use.
-fn mask(a: [f32; 3], dims: usize) -> [f32; 3] {
-    std::array::from_fn(|i| if i < dims { a[i] } else { 0.0 })
-}
-
-/// Moves a position by `t` × `axis` (in its own coordinate space). Cube probes stay on
-/// their face (clamped to it); the taps of a clamped probe can still cross the seam.
-fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
-    match pos {
-        Pos::Flat(c) => Pos::Flat([c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]),
-        Pos::Cube { face, s, t: tt } => Pos::Cube {
-            face,
-            s: (s + t * axis[0]).clamp(0.0, 1.0),
-            t: (tt + t * axis[1]).clamp(0.0, 1.0),
-        },
     }
 }
