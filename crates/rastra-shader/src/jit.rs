@@ -339,11 +339,11 @@ struct Native {
     round: bool,
 }
 
-/// A register's value during a run.
+/// One chunk of a register's value during a run.
 #[derive(Clone, Copy)]
 struct Cached {
     ty: types::Type,
-    v: [Value; CHUNKS],
+    v: Value,
     /// Changed since it was last read from or written to the register file.
     dirty: bool,
 }
@@ -374,8 +374,10 @@ struct Gen<'a, 'f> {
     frames: Vec<FrameVars>,
     /// Frames on the stack before each op.
     depth: Vec<usize>,
-    /// Registers the current run has read or written.
-    cache: HashMap<u32, Cached>,
+    /// Register chunks (register, chunk) the current run has read or written.
+    cache: HashMap<(u32, usize), Cached>,
+    /// The chunks of a warp register the code being generated computes.
+    chunks: std::ops::Range<usize>,
 }
 
 /// Register-file accesses: never trapping, but only 4-byte aligned.
@@ -502,6 +504,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             frames,
             depth,
             cache: HashMap::new(),
+            chunks: 0..CHUNKS,
         }
     }
 
@@ -630,6 +633,8 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     fn op(&mut self, pc: usize) {
         let code = self.code;
+        // Values cached by an earlier op live in blocks that need not dominate this one.
+        self.cache.clear();
         match code.ops[pc] {
             Op::Run {
                 start,
@@ -912,56 +917,75 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     // ---- registers ------------------------------------------------------------------------
 
-    /// Register `r` as four vectors of type `ty`: the value this run last gave it, else
-    /// read from the register file.
+    /// Register `r` as four vectors of type `ty` — the value this run last gave it, else
+    /// read from the register file — for the chunks being generated (`self.chunks`); the
+    /// other entries repeat a generated one, so whatever is computed from them is dead code
+    /// (removed by the compiler).
     fn load(&mut self, r: Reg, ty: types::Type) -> [Value; CHUNKS] {
-        if let Some(c) = self.cache.get(&r.0).copied() {
-            if c.ty == ty {
-                return c.v;
-            }
-            let flags = MemFlagsData::new().with_endianness(Endianness::Little);
-            return c.v.map(|v| self.b.ins().bitcast(ty, flags, v));
+        let mut v = [None; CHUNKS];
+        for j in self.chunks.clone() {
+            v[j] = Some(match self.cache.get(&(r.0, j)).copied() {
+                Some(c) if c.ty == ty => c.v,
+                Some(c) => {
+                    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                    self.b.ins().bitcast(ty, flags, c.v)
+                }
+                None => {
+                    let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
+                    let x = self.b.ins().load(ty, reg_flags(), self.regs, off);
+                    self.cache.insert(
+                        (r.0, j),
+                        Cached {
+                            ty,
+                            v: x,
+                            dirty: false,
+                        },
+                    );
+                    x
+                }
+            });
         }
-        let v = std::array::from_fn(|j| {
-            let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
-            self.b.ins().load(ty, reg_flags(), self.regs, off)
-        });
-        self.cache.insert(
-            r.0,
-            Cached {
-                ty,
-                v,
-                dirty: false,
-            },
-        );
-        v
+        let any = v[self.chunks.start].expect("a chunk is being generated");
+        v.map(|x| x.unwrap_or(any))
     }
 
-    /// Gives register `r` the value `v`; it reaches the register file when the run ends or
-    /// calls back.
+    /// Gives register `r` the value `v` (in the chunks being generated); it reaches the
+    /// register file when the chunk's pass ends or the run calls back.
     fn store(&mut self, r: Reg, v: [Value; CHUNKS]) {
-        let ty = self.b.func.dfg.value_type(v[0]);
-        self.cache.insert(r.0, Cached { ty, v, dirty: true });
+        for j in self.chunks.clone() {
+            let ty = self.b.func.dfg.value_type(v[j]);
+            self.cache.insert(
+                (r.0, j),
+                Cached {
+                    ty,
+                    v: v[j],
+                    dirty: true,
+                },
+            );
+        }
     }
 
-    /// Writes the registers this run changed to the register file, in register order.
-    fn write_back(&mut self) {
-        let mut dirty: Vec<(u32, [Value; CHUNKS])> = self
+    /// Stores the register chunks this run changed, in register order, leaving them marked
+    /// changed (on a side path that rejoins code which still has to write them).
+    fn store_dirty(&mut self) {
+        let mut dirty: Vec<((u32, usize), Value)> = self
             .cache
             .iter()
             .filter(|(_, c)| c.dirty)
-            .map(|(&r, c)| (r, c.v))
+            .map(|(&k, c)| (k, c.v))
             .collect();
-        dirty.sort_unstable_by_key(|&(r, _)| r);
-        for (r, v) in dirty {
-            for (j, v) in v.into_iter().enumerate() {
-                let off = r as i32 * REG_BYTES + 16 * j as i32;
-                self.b.ins().store(reg_flags(), v, self.regs, off);
-            }
+        dirty.sort_unstable_by_key(|&(k, _)| k);
+        for ((r, j), v) in dirty {
+            let off = r as i32 * REG_BYTES + 16 * j as i32;
+            self.b.ins().store(reg_flags(), v, self.regs, off);
         }
-        for c in self.cache.values_mut() {
-            c.dirty = false;
-        }
+    }
+
+    /// Writes the register chunks this run changed to the register file and forgets every
+    /// cached value (ending their live ranges).
+    fn write_back(&mut self) {
+        self.store_dirty();
+        self.cache.clear();
     }
 
     /// A vector of four i32 lanes.
@@ -973,6 +997,16 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     fn splat(&mut self, v: u32) -> Value {
         self.vconst([v; 4])
+    }
+
+    /// Four f32 lanes of `v`, from the constant pool.
+    fn fconst(&mut self, v: f32) -> Value {
+        let bytes: Vec<u8> = [v.to_bits(); 4]
+            .iter()
+            .flat_map(|l| l.to_le_bytes())
+            .collect();
+        let h = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::F32X4, h)
     }
 
     /// All-ones lanes where `v cc 0` (integer compare of a vector with zero).
@@ -1027,23 +1061,180 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     // ---- straight-line code ---------------------------------------------------------------
 
+    /// A run: its natively emitted instructions in segments, each generated one 4-lane
+    /// chunk at a time (a chunk's values then fit the machine's vector registers, where all
+    /// sixteen lanes of every live value would not); between segments, the instructions the
+    /// interpreter's code runs and `sin`/`cos`, on whole registers in memory.
     fn run(&mut self, start: usize, len: usize) {
         let m = self.b.use_var(self.mask);
         let h = self.b.use_var(self.helpers);
         let effects = self.b.ins().band_not(m, h);
-        let mut masks: Option<[Value; CHUNKS]> = None;
+        let end = start + len;
+        let mut index = start;
         self.cache.clear();
-        for index in start..start + len {
+        while index < end {
             let inst = &self.code.insts[index];
-            if !self.native(inst, m, &mut masks) {
-                // The interpreter's code reads and writes the register file.
+            if let Inst::Unary { op, dst, a } = *inst
+                && matches!(op, UnOp::FSin | UnOp::FCos)
+            {
+                self.chunks = 0..CHUNKS;
+                self.trig(index, dst, a, (op == UnOp::FCos) as u32, m, effects);
                 self.write_back();
-                self.callback(index, m, effects);
-                self.cache.clear();
+                index += 1;
+                continue;
             }
+            // The first chunk's pass finds where the segment ends (at an instruction it
+            // cannot emit: `native` then emits nothing live).
+            self.chunks = 0..1;
+            let mut masks = None;
+            let mut seg_end = index;
+            while seg_end < end && !self.is_trig(seg_end) {
+                if !self.native(&self.code.insts[seg_end], m, &mut masks) {
+                    break;
+                }
+                seg_end += 1;
+            }
+            self.write_back();
+            for j in 1..CHUNKS {
+                self.chunks = j..j + 1;
+                let mut masks = None;
+                for k in index..seg_end {
+                    let emitted = self.native(&self.code.insts[k], m, &mut masks);
+                    debug_assert!(emitted, "a segment's instructions are all native");
+                }
+                self.write_back();
+            }
+            self.chunks = 0..CHUNKS;
+            if seg_end < end && !self.is_trig(seg_end) {
+                // The interpreter's code reads and writes the register file.
+                self.callback(seg_end, m, effects);
+                seg_end += 1;
+            }
+            index = seg_end;
         }
-        self.write_back();
-        self.cache.clear();
+        self.chunks = 0..CHUNKS;
+    }
+
+    fn is_trig(&self, index: usize) -> bool {
+        matches!(
+            self.code.insts[index],
+            Inst::Unary {
+                op: UnOp::FSin | UnOp::FCos,
+                ..
+            }
+        )
+    }
+
+    /// `sin` (`phase` 0) or `cos` (`phase` 1) of register `a` into `dst`, as `trig`
+    /// computes them: its range reduction and polynomials written out with the same IEEE
+    /// operations in the same order (no fused multiply-add), so the same bits. Lanes beyond
+    /// its range (or NaN) need the C library: when there are any, the instruction is run by
+    /// the interpreter's code instead (it gives every lane its value).
+    fn trig(&mut self, index: usize, dst: Reg, a: Reg, phase: u32, mask: Value, effects: Value) {
+        use crate::trig::{C1, C2, C3, P1, P2, P3, RANGE, ROUNDER, S1, S2, S3};
+        use std::f32::consts::FRAC_2_PI;
+        use types::{F32X4, I32X4};
+        let x = self.load(a, F32X4);
+        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut out = [x[0]; CHUNKS];
+        let mut outside = [x[0]; CHUNKS];
+        for j in 0..CHUNKS {
+            // Constants are made where they are used: constant-pool operands the vector
+            // instructions read directly, not sixteen registers held across the chunks.
+            macro_rules! k {
+                ($v:expr) => {
+                    self.fconst($v)
+                };
+            }
+            macro_rules! ins {
+                () => {
+                    self.b.ins()
+                };
+            }
+            let ax = ins!().fabs(x[j]);
+            let c = k!(FRAC_2_PI);
+            let t = ins!().fmul(ax, c);
+            let c = k!(ROUNDER);
+            let t = ins!().fadd(t, c);
+            let c = k!(ROUNDER);
+            let q = ins!().fsub(t, c);
+            let mut r = ax;
+            for part in [P1, P2, P3] {
+                let c = k!(part);
+                let m = ins!().fmul(q, c);
+                r = ins!().fsub(r, m);
+            }
+            let z = ins!().fmul(r, r);
+            // sin r = r + r·z·(S1 + z·(S2 + z·S3))
+            let c = k!(S3);
+            let p = ins!().fmul(z, c);
+            let c = k!(S2);
+            let p = ins!().fadd(c, p);
+            let p = ins!().fmul(z, p);
+            let c = k!(S1);
+            let p = ins!().fadd(c, p);
+            let rz = ins!().fmul(r, z);
+            let p = ins!().fmul(rz, p);
+            let sin = ins!().fadd(r, p);
+            // cos r = (1 − 0.5·z) + z·z·(C1 + z·(C2 + z·C3))
+            let c = k!(0.5);
+            let hz = ins!().fmul(c, z);
+            let c = k!(1.0);
+            let lead = ins!().fsub(c, hz);
+            let c = k!(C3);
+            let p = ins!().fmul(z, c);
+            let c = k!(C2);
+            let p = ins!().fadd(c, p);
+            let p = ins!().fmul(z, p);
+            let c = k!(C1);
+            let p = ins!().fadd(c, p);
+            let zz = ins!().fmul(z, z);
+            let p = ins!().fmul(zz, p);
+            let cos = ins!().fadd(lead, p);
+            let quadrant = ins!().fcvt_to_uint_sat(I32X4, q);
+            let c = self.splat(phase);
+            let quadrant = ins!().iadd(quadrant, c);
+            let c = self.splat(1);
+            let odd = ins!().band(quadrant, c);
+            let odd = ins!().icmp(IntCC::Equal, odd, c);
+            let sin = ins!().bitcast(I32X4, flags, sin);
+            let cos = ins!().bitcast(I32X4, flags, cos);
+            let v = ins!().bitselect(odd, cos, sin);
+            let c = self.splat(2);
+            let flip = ins!().band(quadrant, c);
+            let flip = ins!().ishl_imm_u(flip, 30);
+            let mut bits = ins!().bxor(v, flip);
+            if phase == 0 {
+                let xb = ins!().bitcast(I32X4, flags, x[j]);
+                let c = self.splat(0x8000_0000);
+                let xs = ins!().band(xb, c);
+                bits = ins!().bxor(bits, xs);
+            }
+            out[j] = bits;
+            let c = k!(RANGE);
+            outside[j] = ins!().fcmp(FloatCC::UnorderedOrGreaterThan, ax, c);
+        }
+        let outside = self.gather(outside);
+        let vars: [Variable; CHUNKS] = std::array::from_fn(|_| self.b.declare_var(I32X4));
+        for (var, v) in vars.iter().zip(out) {
+            self.b.def_var(*var, v);
+        }
+        let (slow, merge) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(outside, slow, &[], merge, &[]);
+        self.b.seal_block(slow);
+        self.b.switch_to_block(slow);
+        self.store_dirty();
+        self.callback(index, mask, effects);
+        for (j, var) in vars.iter().enumerate() {
+            let off = dst.0 as i32 * REG_BYTES + 16 * j as i32;
+            let v = self.b.ins().load(I32X4, reg_flags(), self.regs, off);
+            self.b.def_var(*var, v);
+        }
+        self.b.ins().jump(merge, &[]);
+        self.b.seal_block(merge);
+        self.b.switch_to_block(merge);
+        let v = vars.map(|var| self.b.use_var(var));
+        self.store(dst, v);
     }
 
     fn callback(&mut self, index: usize, mask: Value, effects: Value) {

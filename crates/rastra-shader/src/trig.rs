@@ -23,19 +23,23 @@ use crate::WARP_LANES;
 pub(crate) const RANGE: f32 = 8192.0;
 
 /// π/2 = P1 + P2 + P3; P1 has 8 significant bits and P2 12.
-const P1: f32 = 1.570_312_5;
-const P2: f32 = 4.837_513e-4;
-const P3: f32 = 7.549_79e-8;
+pub(crate) const P1: f32 = 1.570_312_5;
+pub(crate) const P2: f32 = 4.837_513e-4;
+pub(crate) const P3: f32 = 7.549_79e-8;
+
+/// Added and removed to round a non-negative value below 2²² to the nearest integer (ties to
+/// even): 1.5·2²³.
+pub(crate) const ROUNDER: f32 = 12_582_912.0;
 
 /// sin r ≈ r + r·z·(S1 + z·(S2 + z·S3)), z = r².
-const S1: f32 = -1.666_665_5e-1;
-const S2: f32 = 8.332_161e-3;
-const S3: f32 = -1.951_529_6e-4;
+pub(crate) const S1: f32 = -1.666_665_5e-1;
+pub(crate) const S2: f32 = 8.332_161e-3;
+pub(crate) const S3: f32 = -1.951_529_6e-4;
 
 /// cos r ≈ 1 − z/2 + z²·(C1 + z·(C2 + z·C3)).
-const C1: f32 = 4.166_664_6e-2;
-const C2: f32 = -1.388_731_6e-3;
-const C3: f32 = 2.443_315_7e-5;
+pub(crate) const C1: f32 = 4.166_664_6e-2;
+pub(crate) const C2: f32 = -1.388_731_6e-3;
+pub(crate) const C3: f32 = 2.443_315_7e-5;
 
 /// sin x for |x| ≤ [`RANGE`] when `phase` = 0, cos x when `phase` = 1. Both work on |x| (sin
 /// is odd: the sign of x is put back, which keeps sin(−0) = −0; cos is even) and cos x =
@@ -45,7 +49,6 @@ fn reduced(x: f32, phase: u32) -> f32 {
     let ax = x.abs();
     // Round to nearest even by adding and removing 1.5·2²³ (exact for 0 ≤ t < 2²²; plain
     // SSE2, where `round_ties_even` would need SSE4.1 or a library call).
-    const ROUNDER: f32 = 12_582_912.0;
     let j = (ax * std::f32::consts::FRAC_2_PI + ROUNDER) - ROUNDER;
     let r = ((ax - j * P1) - j * P2) - j * P3;
     let z = r * r;

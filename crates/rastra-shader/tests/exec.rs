@@ -681,3 +681,43 @@ fn programs_are_compiled_on_this_host() {
     assert!(p.is_compiled());
     assert!(!p.interpreted().is_compiled());
 }
+
+/// `sin` and `cos` over their reduction's range in warps with every lane in range (compiled
+/// code evaluates them itself then) and warps with one lane outside (then the interpreter's
+/// code runs the instruction): `run` checks compiled code, interpreter and reference agree
+/// bit for bit.
+#[test]
+fn sin_cos_in_and_out_of_range() {
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec2<f32> {
+            return vec2<f32>(sin(x), cos(x));
+        }",
+    );
+    let mut s = 0x2545_f491u32;
+    for batch in 0..400 {
+        let xs: [f32; 16] = std::array::from_fn(|l| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            let x = (s >> 8) as f32 / (1u32 << 24) as f32 * 16384.0 - 8192.0;
+            match (batch % 4, l) {
+                (0, _) => x / 1000.0,
+                (3, 5) => 1e6,
+                _ => x,
+            }
+        });
+        let r = run(&p, &|_, _, l| xs[l].to_bits());
+        for (l, &x) in xs.iter().enumerate() {
+            if x.abs() <= 8192.0 {
+                assert!(
+                    (r.f(0, 0, l) as f64 - (x as f64).sin()).abs() < 1e-6,
+                    "sin {x}"
+                );
+                assert!(
+                    (r.f(0, 1, l) as f64 - (x as f64).cos()).abs() < 1e-6,
+                    "cos {x}"
+                );
+            }
+        }
+    }
+}
