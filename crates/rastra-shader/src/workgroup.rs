@@ -98,13 +98,26 @@ pub fn execute_workgroup(
                 continue;
             };
             let regs = warp.regs_mut(io.first_reg, io.ty.components as u32);
+            // The first lane's local id by division, the others by stepping x, then y, then
+            // z (the same values; divisions per lane are slow).
+            let mut local = [
+                first % size[0],
+                first / size[0] % size[1],
+                first / (size[0] * size[1]),
+            ];
             for l in 0..WARP_LANES {
                 let idx = first + l as u32;
-                let local = [
-                    idx % size[0],
-                    idx / size[0] % size[1],
-                    idx / (size[0] * size[1]),
-                ];
+                if l > 0 {
+                    local[0] += 1;
+                    if local[0] == size[0] {
+                        local[0] = 0;
+                        local[1] += 1;
+                        if local[1] == size[1] {
+                            local[1] = 0;
+                            local[2] += 1;
+                        }
+                    }
+                }
                 let v: [u32; 3] = match b {
                     Builtin::LocalInvocationIndex => [idx, 0, 0],
                     Builtin::LocalInvocationId => local,
