@@ -297,11 +297,7 @@ impl Rop {
             Unorm8Order::Rgba => [0, 1, 2, 3],
             Unorm8Order::Bgra => [2, 1, 0, 3],
         };
-        if self.srgb {
-            self.quad8::<true>(texels, byte, coverage, colors)
-        } else {
-            self.quad8::<false>(texels, byte, coverage, colors)
-        }
+        quad8_for_cpu(self, texels, byte, coverage, colors)
     }
 
     /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
@@ -669,6 +665,24 @@ mod tests {
         // The source is clamped to 1 before blending: 1·0.5 + 0·0.5.
         assert_eq!(texels, [128, 0, 128, 0]);
     }
+}
+
+rastra_texture::multiversion! {
+/// [`Rop::quad8`] compiled for the baseline and for AVX2+FMA, picked at run time (the same
+/// bits: only exact IEEE operations, no contraction).
+fn quad8_for_cpu(
+    rop: &Rop,
+    texels: &mut [u8; 16],
+    byte: [u32; 4],
+    coverage: [u8; 4],
+    colors: &QuadColors,
+) -> (u64, u64) {
+    if rop.srgb {
+        rop.quad8::<true>(texels, byte, coverage, colors)
+    } else {
+        rop.quad8::<false>(texels, byte, coverage, colors)
+    }
+}
 }
 
 /// Byte `shift / 8` of each of four texel words as a unorm value, `code / 255` — the
