@@ -11,11 +11,13 @@
 //! ([`static_ends`]), so "jump to the innermost frame's end" is a direct branch.
 //!
 //! Straight-line instructions whose results are exactly defined by IEEE 754 or two's
-//! complement arithmetic (add, multiply, divide, fused multiply-add, comparisons, selects,
-//! bit operations, …) are emitted as vector instructions on the register file. Every other
-//! instruction (texture and memory accesses, transcendental functions, NaN-sensitive min
-//! and max, …) calls back into the interpreter's own code for that one instruction
-//! (`warp::exec_one`), so both paths share one definition of each and give the same bits.
+//! complement arithmetic (add, multiply, divide, fused multiply-add, rounding, comparisons,
+//! selects, bit operations, …) are emitted as vector instructions, and so are sin and cos
+//! (`trig`'s operations, in its order); a run's straight-line code is generated one 4-lane
+//! chunk at a time. Every other instruction (texture and memory accesses, the other
+//! transcendental functions, NaN-sensitive min and max, …) calls back into the
+//! interpreter's own code for that one instruction (`warp::exec_one`), so both paths share
+//! one definition of each and give the same bits.
 //! Budget, instruction classes, active lanes and divergent branches are counted exactly as
 //! the interpreter counts them.
 //!
@@ -24,11 +26,10 @@
 //! dispatch block that reloads them and branches to the op after that barrier.
 //! `RASTRA_JIT=0` turns the compiler off (every program is interpreted).
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use std::collections::HashMap;
-
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, Value, types,
 };
