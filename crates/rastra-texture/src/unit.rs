@@ -780,9 +780,108 @@ impl TextureUnit {
         }
     }
 
-    /// One point or linear footprint at view level `level`, compared and filtered.
+    /// One point or linear footprint at view level `level`, compared and filtered. The
+    /// commonest footprint — bilinear on a 2D (or 2D-array) level, no compare — takes
+    /// [`TextureUnit::bilinear_2d`]; the rest the general path.
     #[allow(clippy::too_many_arguments)]
     fn footprint(
+        &mut self,
+        src: &Source,
+        view: &TextureView,
+        sampler: &Sampler,
+        offset: [i32; 3],
+        level: u32,
+        pos: Pos,
+        filter: FilterMode,
+        ctx: &LaneCtx,
+    ) -> [f32; 4] {
+        if let Pos::Flat(c) = pos
+            && filter == FilterMode::Linear
+            && ctx.depth_ref.is_none()
+            && view_dims(view) == 2
+        {
+            return self.bilinear_2d(src, view, sampler, offset, level, c, ctx.slice);
+        }
+        self.footprint_general(src, view, sampler, offset, level, pos, filter, ctx)
+    }
+
+    /// The bilinear footprint of a 2D level: [`TextureUnit::taps`]'s four taps (x fastest,
+    /// then y; weights `wx · wy · 1`), fetched and weighted exactly as the general path
+    /// does, without its tap list for every shape of footprint (tested against it).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn bilinear_2d(
+        &mut self,
+        src: &Source,
+        view: &TextureView,
+        sampler: &Sampler,
+        offset: [i32; 3],
+        level: u32,
+        c: [f32; 3],
+        slice: u32,
+    ) -> [f32; 4] {
+        let size = view.level_size(level);
+        let abs = view.base_mip_level + level;
+        let d = sampler.desc();
+        let modes = [d.address_mode_u, d.address_mode_v];
+        let mut coord = [[None; 2]; 2];
+        let mut w = [[0.0f32; 2]; 2];
+        for a in 0..2 {
+            let n = size[a];
+            let u = c[a] * n as f32;
+            let u = u - 0.5;
+            let fl = u.floor();
+            let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
+            let i0 = sat_add(floor_i64(u), offset[a]);
+            coord[a] = [address(i0, n, modes[a]), address(i0 + 1, n, modes[a])];
+            w[a] = [1.0 - frac, frac];
+        }
+        let mut addrs = [TexelAddr {
+            level: 0,
+            slice: 0,
+            x: 0,
+            y: 0,
+        }; 4];
+        // Per tap: its place among the fetched texels, or none for a border texel.
+        let mut fetched = [None; 4];
+        let mut weights = [0.0f32; 4];
+        let mut n = 0;
+        for k in 0..4 {
+            let (ix, iy) = (k & 1, k >> 1);
+            weights[k] = w[0][ix] * w[1][iy] * 1.0;
+            if let (Some(x), Some(y)) = (coord[0][ix], coord[1][iy]) {
+                addrs[n] = TexelAddr {
+                    level: abs,
+                    slice,
+                    x,
+                    y,
+                };
+                fetched[k] = Some(n);
+                n += 1;
+            }
+        }
+        let mut vals = [[0u32; 4]; 4];
+        if n > 0 {
+            self.cache.fetch(src, &addrs[..n], &mut vals[..n]);
+        }
+        let border = d.border_color.rgba().map(f32::to_bits);
+        let mut acc = [0.0f32; 4];
+        for k in 0..4 {
+            let wk = weights[k];
+            if wk == 0.0 {
+                continue;
+            }
+            let v = fetched[k].map_or(border, |i| vals[i]);
+            for ch in 0..4 {
+                acc[ch] += wk * f32::from_bits(v[ch]);
+            }
+        }
+        acc
+    }
+
+    /// Any point or linear footprint: [`TextureUnit::taps`], fetched, compared, filtered.
+    #[allow(clippy::too_many_arguments)]
+    fn footprint_general(
         &mut self,
         src: &Source,
         view: &TextureView,
@@ -1071,5 +1170,103 @@ mod floor_tests {
         for v in values {
             assert_eq!(super::floor_i64(v), reference(v), "{v}");
         }
+    }
+}
+
+#[cfg(test)]
+mod bilinear_tests {
+    use super::*;
+    use crate::{AddressMode, BorderColor, SamplerDesc, TextureDesc, TextureFormat};
+
+    /// The bilinear fast path gives the general path's bits and cache traffic: every
+    /// address mode and border, coordinates inside, outside and far outside the texture,
+    /// odd sizes, two levels, texel offsets, an array layer.
+    #[test]
+    fn bilinear_2d_equals_the_general_footprint() {
+        let mut tex = Texture::new(
+            TextureDesc::d2(13, 7, TextureFormat::Rgba8Unorm)
+                .with_mips(2)
+                .with_layers(2),
+        )
+        .unwrap();
+        for level in 0..2 {
+            let [w, h, _] = tex.desc().mip_size(level);
+            for layer in 0..2 {
+                for y in 0..h {
+                    for x in 0..w {
+                        let b = [
+                            x as u8 * 19,
+                            y as u8 * 37,
+                            (x ^ y) as u8 * 11,
+                            200 + layer as u8,
+                        ];
+                        tex.element_mut(level, layer, x, y)
+                            .unwrap()
+                            .copy_from_slice(&b);
+                    }
+                }
+            }
+        }
+        let view = TextureView::whole(&tex).unwrap();
+        let src = Source {
+            texture: &tex,
+            format: view.format,
+            aspect: view.aspect,
+        };
+        let modes = [
+            AddressMode::Repeat,
+            AddressMode::MirrorRepeat,
+            AddressMode::ClampToEdge,
+            AddressMode::ClampToBorder,
+        ];
+        let (mut fast, mut general) = (TextureUnit::default(), TextureUnit::default());
+        let mut s = 0x9e37_79b9u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        for i in 0..20_000 {
+            let r = next();
+            let sampler = Sampler::new(SamplerDesc {
+                address_mode_u: modes[(r & 3) as usize],
+                address_mode_v: modes[(r >> 2 & 3) as usize],
+                border_color: [
+                    BorderColor::TransparentBlack,
+                    BorderColor::OpaqueBlack,
+                    BorderColor::OpaqueWhite,
+                ][(r >> 4) as usize % 3],
+                ..SamplerDesc::default()
+            })
+            .unwrap();
+            let coord = |v: u32| match v % 5 {
+                0 => (v >> 3) as f32 / (1 << 29) as f32 * 3.0 - 1.0,
+                1 => (v >> 3) as f32 / (1 << 29) as f32,
+                2 => ((v >> 3) % 64) as f32 / 13.0,
+                3 => -1e9 + (v >> 3) as f32,
+                _ => f32::from_bits(v),
+            };
+            let c = [coord(next()), coord(next()), 0.0];
+            let offset = [(r >> 8) as i32 % 3 - 1, (r >> 10) as i32 % 3 - 1, 0];
+            let (level, slice) = ((r >> 12) & 1, (r >> 13) & 1);
+            let ctx = LaneCtx {
+                slice,
+                depth_ref: None,
+            };
+            let a = fast.bilinear_2d(&src, &view, &sampler, offset, level, c, slice);
+            let b = general.footprint_general(
+                &src,
+                &view,
+                &sampler,
+                offset,
+                level,
+                Pos::Flat(c),
+                FilterMode::Linear,
+                &ctx,
+            );
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "case {i}: {c:?}");
+        }
+        assert_eq!(fast.stats(), general.stats());
     }
 }
