@@ -568,7 +568,7 @@ impl TextureUnit {
                 [(l, 1.0), (l, 0.0)]
             }
             FilterMode::Linear => {
-                let lo = dl.floor();
+                let lo = floor_f32(dl);
                 let frac = dl - lo;
                 [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
             }
@@ -635,7 +635,7 @@ impl TextureUnit {
                         }
                         FilterMode::Linear => {
                             let u = u - 0.5;
-                            let fl = u.floor();
+                            let fl = floor_f32(u);
                             let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
                             let i0 = sat_add(floor_i64(u), offset[a]);
                             axes[a] = [
@@ -693,7 +693,7 @@ impl TextureUnit {
                     }
                     FilterMode::Linear => {
                         let (u, v) = (s * n as f32 - 0.5, t * n as f32 - 0.5);
-                        let (fu, fv) = (u - u.floor(), v - v.floor());
+                        let (fu, fv) = (u - floor_f32(u), v - floor_f32(v));
                         let (i0, j0) = (floor_i64(u), floor_i64(v));
                         let mut k = 0;
                         for (dj, wy) in [(0, 1.0 - fv), (1, fv)] {
@@ -830,7 +830,7 @@ impl TextureUnit {
             let n = size[a];
             let u = c[a] * n as f32;
             let u = u - 0.5;
-            let fl = u.floor();
+            let fl = floor_f32(u);
             let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
             let i0 = sat_add(floor_i64(u), offset[a]);
             coord[a] = [address(i0, n, modes[a]), address(i0 + 1, n, modes[a])];
@@ -1094,6 +1094,19 @@ fn floor_i64(x: f32) -> i64 {
     t.clamp(-(1 << 40), 1 << 40)
 }
 
+/// `x.floor()`, bit for bit (−0 stays −0, NaN and infinities pass through), without the
+/// library call `f32::floor` is on the x86-64 baseline: below 2²³ in magnitude through the
+/// truncation to an integer, above it every f32 is already an integer.
+#[inline]
+fn floor_f32(x: f32) -> f32 {
+    if x.abs() < 8_388_608.0 {
+        let t = x as i32 as f32;
+        if t > x { t - 1.0 } else { t.copysign(x) }
+    } else {
+        x.floor()
+    }
+}
+
 fn sat_add(a: i64, b: i32) -> i64 {
     a + b as i64
 }
@@ -1169,6 +1182,7 @@ mod floor_tests {
         }
         for v in values {
             assert_eq!(super::floor_i64(v), reference(v), "{v}");
+            assert_eq!(super::floor_f32(v).to_bits(), v.floor().to_bits(), "{v}");
         }
     }
 }
