@@ -103,14 +103,15 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
         let mode = self.pipeline.depth_mode;
-        // The multisample state's sample mask removes samples before any test.
-        let sample_mask = self.pipeline.desc.multisample.mask as u8;
-        for c in &mut quad.coverage {
-            *c &= sample_mask;
-        }
-        if quad.is_empty() {
+        // The multisample state's sample mask removes samples before any test (all four
+        // pixels at once, as one word: bytes written one by one and then compared as a
+        // word stall the store buffer).
+        let sample_mask = (self.pipeline.desc.multisample.mask as u8 as u32) * 0x0101_0101;
+        let coverage = u32::from_le_bytes(quad.coverage) & sample_mask;
+        if coverage == 0 {
             return Ok(());
         }
+        quad.coverage = coverage.to_le_bytes();
         if mode == DepthMode::EarlyTestLateWrite
             && self
                 .pending
