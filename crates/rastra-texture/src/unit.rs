@@ -634,14 +634,7 @@ impl TextureUnit {
                             axes[a][0] = (address(i, n, modes[a]), 1.0);
                         }
                         FilterMode::Linear => {
-                            let u = u - 0.5;
-                            let fl = floor_f32(u);
-                            let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
-                            let i0 = sat_add(floor_i64(u), offset[a]);
-                            axes[a] = [
-                                (address(i0, n, modes[a]), 1.0 - frac),
-                                (address(i0 + 1, n, modes[a]), frac),
-                            ];
+                            axes[a] = linear_axis(u, n, offset[a], modes[a]);
                             count[a] = 2;
                         }
                     }
@@ -805,9 +798,9 @@ impl TextureUnit {
         self.footprint_general(src, view, sampler, offset, level, pos, filter, ctx)
     }
 
-    /// The bilinear footprint of a 2D level: [`TextureUnit::taps`]'s four taps (x fastest,
-    /// then y; weights `wx · wy · 1`), fetched and weighted exactly as the general path
-    /// does, without its tap list for every shape of footprint (tested against it).
+    /// The bilinear footprint of a 2D level: [`TextureUnit::taps`]'s four taps (the same
+    /// [`linear_axis`] per axis; x fastest, then y; weights `wx · wy · 1`), fetched and
+    /// weighted exactly as the general path does, without its tap list for every shape of footprint (tested against it).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn bilinear_2d(
@@ -824,18 +817,10 @@ impl TextureUnit {
         let abs = view.base_mip_level + level;
         let d = sampler.desc();
         let modes = [d.address_mode_u, d.address_mode_v];
-        let mut coord = [[None; 2]; 2];
-        let mut w = [[0.0f32; 2]; 2];
-        for a in 0..2 {
-            let n = size[a];
-            let u = c[a] * n as f32;
-            let u = u - 0.5;
-            let fl = floor_f32(u);
-            let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
-            let i0 = sat_add(floor_i64(u), offset[a]);
-            coord[a] = [address(i0, n, modes[a]), address(i0 + 1, n, modes[a])];
-            w[a] = [1.0 - frac, frac];
-        }
+        let axes = [
+            linear_axis(c[0] * size[0] as f32, size[0], offset[0], modes[0]),
+            linear_axis(c[1] * size[1] as f32, size[1], offset[1], modes[1]),
+        ];
         let mut addrs = [TexelAddr {
             level: 0,
             slice: 0,
@@ -847,9 +832,9 @@ impl TextureUnit {
         let mut weights = [0.0f32; 4];
         let mut n = 0;
         for k in 0..4 {
-            let (ix, iy) = (k & 1, k >> 1);
-            weights[k] = w[0][ix] * w[1][iy] * 1.0;
-            if let (Some(x), Some(y)) = (coord[0][ix], coord[1][iy]) {
+            let ((x, wx), (y, wy)) = (axes[0][k & 1], axes[1][k >> 1]);
+            weights[k] = wx * wy * 1.0;
+            if let (Some(x), Some(y)) = (x, y) {
                 addrs[n] = TexelAddr {
                     level: abs,
                     slice,
@@ -1049,6 +1034,21 @@ fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
     } else {
         l.clamp(d.lod_min_clamp, d.lod_max_clamp)
     }
+}
+
+/// One axis of a linear footprint: texel coordinate `u` (already scaled by the level size
+/// `n`) gives the two texels either side of the sample point, addressed with `mode`, and
+/// their weights.
+#[inline(always)]
+fn linear_axis(u: f32, n: u32, offset: i32, mode: AddressMode) -> [(Option<u32>, f32); 2] {
+    let u = u - 0.5;
+    let fl = floor_f32(u);
+    let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
+    let i0 = sat_add(floor_i64(u), offset);
+    [
+        (address(i0, n, mode), 1.0 - frac),
+        (address(i0 + 1, n, mode), frac),
+    ]
 }
 
 /// Applies an address mode to integer texel coordinate `i` of an axis of `n` texels;
