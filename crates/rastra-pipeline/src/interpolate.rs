@@ -20,31 +20,32 @@ pub fn depth_at(tri: &Triangle, x: Fixed, y: Fixed) -> f32 {
 /// Quads per warp.
 const QUADS: usize = WARP_LANES / 4;
 
-/// The constants of the triangle a quad belongs to, as the weight and depth planes use them.
-#[derive(Clone, Copy, Debug, Default)]
-struct QuadPlanes {
-    origin: [Fixed; 2],
-    weight1: [f32; 2],
-    weight2: [f32; 2],
-    inv_w: [f32; 3],
-    z0: f32,
-    dz: [f32; 2],
-}
-
-/// The points a warp's lanes are shaded at: each lane's offset from its triangle's origin
-/// (one array per coordinate, so the loops over lanes compile to SIMD instructions) and, per
-/// quad, the triangle's planes (a quad's four lanes share a triangle). Each lane computes
-/// what [`depth_at`] computes for its point, in the same order, so both give identical bits.
+/// The points a warp's lanes are shaded at and the planes they are shaded with, one array
+/// per value over the warp's lanes (structure of arrays: every loop over lanes compiles to
+/// SIMD instructions, whether the quads share a triangle or not). A quad's four lanes share
+/// a triangle, so [`WarpPoints::set_quad`] writes its constants four times. Each lane
+/// computes what [`depth_at`] computes for its point, in the same order, so both give
+/// identical bits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WarpPoints {
+    /// Per quad, its triangle's origin (snapped), for [`WarpPoints::set_point`].
+    origin: [[Fixed; 2]; QUADS],
+    /// Each lane's offset from its triangle's origin.
     dx: [f32; WARP_LANES],
     dy: [f32; WARP_LANES],
-    quads: [QuadPlanes; QUADS],
+    /// The screen-space weight planes of vertices 1 and 2 (x and y slopes).
+    weight1: [[f32; WARP_LANES]; 2],
+    weight2: [[f32; WARP_LANES]; 2],
+    /// Each vertex's 1 / w.
+    inv_w: [[f32; WARP_LANES]; 3],
+    /// The depth plane: vertex 0's depth and the x and y slopes.
+    z0: [f32; WARP_LANES],
+    dz: [[f32; WARP_LANES]; 2],
 }
 
 /// A warp's barycentric weights at its points, one array per weight: screen-space
 /// (no-perspective) weights, perspective-correct weights, and the interpolated 1 / w.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct WarpWeights {
     pub linear: [[f32; WARP_LANES]; 3],
     pub perspective: [[f32; WARP_LANES]; 3],
@@ -71,67 +72,75 @@ impl WarpPoints {
     #[inline]
     pub fn set_quad(&mut self, q: usize, tri: &Triangle, x: u32, y: u32) {
         let p = &tri.planes;
-        self.quads[q] = QuadPlanes {
-            origin: p.origin,
-            weight1: p.weight1,
-            weight2: p.weight2,
-            inv_w: tri.inv_w,
-            z0: tri.z[0],
-            dz: p.z,
-        };
+        let lanes = q * 4..q * 4 + 4;
+        self.origin[q] = p.origin;
+        for k in 0..2 {
+            self.weight1[k][lanes.clone()].fill(p.weight1[k]);
+            self.weight2[k][lanes.clone()].fill(p.weight2[k]);
+            self.dz[k][lanes.clone()].fill(p.z[k]);
+        }
+        for k in 0..3 {
+            self.inv_w[k][lanes.clone()].fill(tri.inv_w[k]);
+        }
+        self.z0[lanes].fill(tri.z[0]);
         let (cx, cy) = pixel_center(x, y);
         let one = 1 << SUBPIXEL_BITS;
+        let (ox, oy) = (cx - p.origin[0], cy - p.origin[1]);
         for i in 0..4 {
-            let lane = q * 4 + i;
-            self.dx[lane] = offset(cx + (i as Fixed & 1) * one, p.origin[0]);
-            self.dy[lane] = offset(cy + (i as Fixed >> 1) * one, p.origin[1]);
+            self.dx[q * 4 + i] = offset(ox + (i as Fixed & 1) * one, 0);
+            self.dy[q * 4 + i] = offset(oy + (i as Fixed >> 1) * one, 0);
         }
     }
 
     /// Moves `lane` to the snapped point (x, y) of its quad's triangle.
     #[inline]
     pub fn set_point(&mut self, lane: usize, x: Fixed, y: Fixed) {
-        let origin = self.quads[lane / 4].origin;
+        let origin = self.origin[lane / 4];
         self.dx[lane] = offset(x, origin[0]);
         self.dy[lane] = offset(y, origin[1]);
     }
 
     /// Every lane's weights (lanes of quads never set give meaningless values).
     pub fn weights(&self) -> WarpWeights {
-        let mut out = WarpWeights {
-            linear: [[0.0; WARP_LANES]; 3],
-            perspective: [[0.0; WARP_LANES]; 3],
-            inv_w: [0.0; WARP_LANES],
-        };
-        for (q, p) in self.quads.iter().enumerate() {
-            for l in q * 4..q * 4 + 4 {
-                let (dx, dy) = (self.dx[l], self.dy[l]);
-                let l1 = p.weight1[0] * dx + p.weight1[1] * dy;
-                let l2 = p.weight2[0] * dx + p.weight2[1] * dy;
-                let linear = [1.0 - l1 - l2, l1, l2];
-                let w = [0, 1, 2].map(|k| linear[k] * p.inv_w[k]);
-                let inv_w = w[0] + w[1] + w[2];
-                let r = 1.0 / inv_w;
-                for k in 0..3 {
-                    out.linear[k][l] = linear[k];
-                    out.perspective[k][l] = w[k] * r;
-                }
-                out.inv_w[l] = inv_w;
-            }
-        }
+        let mut out = WarpWeights::default();
+        self.weights_into(&mut out);
         out
+    }
+
+    /// [`WarpPoints::weights`] into `out`, every lane overwritten.
+    pub fn weights_into(&self, out: &mut WarpWeights) {
+        weights_for_cpu(self, out);
     }
 
     /// Every lane's depth.
     pub fn depths(&self) -> [f32; WARP_LANES] {
         let mut z = [0.0; WARP_LANES];
-        for (q, p) in self.quads.iter().enumerate() {
-            for l in q * 4..q * 4 + 4 {
-                z[l] = p.z0 + p.dz[0] * self.dx[l] + p.dz[1] * self.dy[l];
-            }
+        for (l, z) in z.iter_mut().enumerate() {
+            *z = self.z0[l] + self.dz[0][l] * self.dx[l] + self.dz[1][l] * self.dy[l];
         }
         z
     }
+}
+
+rastra_texture::multiversion! {
+/// [`WarpPoints::weights`]' lane loop, compiled for the baseline and for AVX2 (the same
+/// bits: separate multiplies and adds, an exact division).
+fn weights_for_cpu(p: &WarpPoints, out: &mut WarpWeights) {
+    for l in 0..WARP_LANES {
+        let (dx, dy) = (p.dx[l], p.dy[l]);
+        let l1 = p.weight1[0][l] * dx + p.weight1[1][l] * dy;
+        let l2 = p.weight2[0][l] * dx + p.weight2[1][l] * dy;
+        let linear = [1.0 - l1 - l2, l1, l2];
+        let w = [0, 1, 2].map(|k| linear[k] * p.inv_w[k][l]);
+        let inv_w = w[0] + w[1] + w[2];
+        let r = 1.0 / inv_w;
+        for k in 0..3 {
+            out.linear[k][l] = linear[k];
+            out.perspective[k][l] = w[k] * r;
+        }
+        out.inv_w[l] = inv_w;
+    }
+}
 }
 
 /// Interpolates one attribute word on the four lanes of quad `q`, whose triangle's three

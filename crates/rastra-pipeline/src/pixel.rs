@@ -14,7 +14,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{WarpPoints, depth_at, interpolate_quad};
+use crate::interpolate::{WarpPoints, WarpWeights, depth_at, interpolate_quad};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
@@ -64,6 +64,10 @@ pub struct PixelPipe<'a, 'fb> {
     /// statistic.
     pub samples_passed: u64,
     pending: Vec<Pending<'a>>,
+    /// The pending warp's shading points and their weights, kept between warps (every
+    /// lane a warp uses is written before it is read).
+    center: WarpPoints,
+    center_weights: WarpWeights,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
@@ -89,6 +93,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             unit: TextureUnit::with_shared_l2(texel_cache),
             samples_passed: 0,
             pending: Vec::with_capacity(QUADS_PER_WARP),
+            center: WarpPoints::default(),
+            center_weights: WarpWeights::default(),
         }
     }
 
@@ -206,7 +212,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // for it, its centroid sample); per quad: its triangle's planes. The weights and
         // interpolated values are then computed for all lanes at once.
         let mut helpers: Mask = 0;
-        let mut center = WarpPoints::default();
+        let center = &mut self.center;
         for (q, pend) in self.pending.iter().enumerate() {
             center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
             for (i, &cov) in pend.quad.coverage.iter().enumerate() {
@@ -217,7 +223,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let centroid_weights = wants_centroid.then(|| {
             // Partly covered pixels move to their first covered sample.
             let full = self.pattern.full_mask();
-            let mut centroid = center;
+            let mut centroid = *center;
             for (q, pend) in self.pending.iter().enumerate() {
                 for (i, &cov) in pend.raster.iter().enumerate() {
                     if cov != 0 && cov != full {
@@ -234,18 +240,18 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             }
             centroid.weights()
         });
-        let center_weights = center.weights();
+        center.weights_into(&mut self.center_weights);
+        let center_weights = &self.center_weights;
         if let Some(reg) = p.frag_position_reg {
             let depths = center.depths();
             let r = warp.regs_mut(reg, 4);
             for (q, pend) in self.pending.iter().enumerate() {
-                for i in 0..4 {
-                    let lane = q * 4 + i;
-                    let px = pend.quad.x + (i as u32 & 1);
-                    let py = pend.quad.y + (i as u32 >> 1);
-                    r[0][lane] = (px as f32 + 0.5).to_bits();
-                    r[1][lane] = (py as f32 + 0.5).to_bits();
-                }
+                // Pixel centres of whole pixels below 2²⁴: exact whichever way they are added.
+                let x = pend.quad.x as f32 + 0.5;
+                let y = pend.quad.y as f32 + 0.5;
+                let lanes = q * 4..q * 4 + 4;
+                r[0][lanes.clone()].copy_from_slice(&[x, x + 1.0, x, x + 1.0].map(f32::to_bits));
+                r[1][lanes].copy_from_slice(&[y, y, y + 1.0, y + 1.0].map(f32::to_bits));
             }
             r[2] = depths.map(f32::to_bits);
             r[3] = center_weights.inv_w.map(f32::to_bits);
@@ -267,17 +273,18 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         }
         // A quad's four lanes share a triangle: its three vertex values of each attribute
         // word are fetched once per quad and weighted per lane.
-        for v in &p.varyings {
-            let weights = match &centroid_weights {
-                Some(w) if v.sampling == Sampling::Centroid => w,
-                _ => &center_weights,
-            };
-            let base = v.word as usize;
-            let regs = warp.regs_mut(v.fs_reg, v.components);
-            for (c, reg) in regs.iter_mut().enumerate() {
-                for (q, pend) in self.pending.iter().enumerate() {
-                    let a = pend.attrs;
-                    let values = [a[base + c], a[base + words + c], a[base + 2 * words + c]];
+        for (q, pend) in self.pending.iter().enumerate() {
+            let (v0, rest) = pend.attrs.split_at(words);
+            let (v1, v2) = rest.split_at(words);
+            for v in &p.varyings {
+                let weights = match &centroid_weights {
+                    Some(w) if v.sampling == Sampling::Centroid => w,
+                    _ => center_weights,
+                };
+                let base = v.word as usize;
+                let regs = warp.regs_mut(v.fs_reg, v.components);
+                for (c, reg) in regs.iter_mut().enumerate() {
+                    let values = [v0[base + c], v1[base + c], v2[base + c]];
                     interpolate_quad(v.interpolation, weights, q, values, reg);
                 }
             }
@@ -312,6 +319,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // is its coverage without the lanes that discarded, all four pixels at once.
         let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
             && p.frag_depth_reg.is_none();
+        // Per quad: its position and surviving coverage.
+        let mut quads = [(0u32, 0u32, [0u8; 4]); QUADS_PER_WARP];
         for (q, pend) in self.pending.iter().enumerate() {
             // The quad's surviving coverage, one byte per pixel, built in a register (bytes
             // stored one by one and read back as a word stall the store buffer).
@@ -367,35 +376,52 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                     cov_word |= (cov as u32) << (8 * i);
                 }
             }
-            let covs = cov_word.to_le_bytes();
-            let any = cov_word != 0;
-            if !any {
+            quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
+        }
+        let quads = &quads[..self.pending.len()];
+        for out in &p.color_outputs {
+            let Some(surface) = self.colors[out.target].as_ref() else {
                 continue;
-            }
-            for out in &p.color_outputs {
-                let Some(surface) = self.colors[out.target].as_mut() else {
-                    continue;
-                };
-                // Channel-major, as the registers hold them; missing channels are (0, 0, 0, 1).
-                let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
-                for (color, reg) in colors.iter_mut().zip(warp.regs(out.reg, out.components)) {
-                    *color = std::array::from_fn(|i| f32::from_bits(reg[q * 4 + i]));
-                }
-                // A quad's four pixels are adjacent in the surface (8×8 tiles in Morton
-                // order, quads aligned), so its texels are one range.
-                let at = surface.layout.pixel(pend.quad.x, pend.quad.y);
-                // SAFETY: the quad belongs to the tile this worker owns (SharedSurface
-                // invariant).
-                let texels = unsafe { surface.data.texels_mut(at, 4 * surface.layout.pixel_bytes) };
-                let (written, blended) =
-                    surface
-                        .rop
-                        .write_quad(texels, samples as usize, covs, &colors);
-                counters.samples_written += written;
-                counters.samples_blended += blended;
-            }
+            };
+            let regs = warp.regs(out.reg, out.components);
+            let (written, blended) = write_target(surface, samples as usize, quads, regs);
+            counters.samples_written += written;
+            counters.samples_blended += blended;
         }
         self.pending.clear();
         Ok(())
     }
+}
+
+rastra_texture::multiversion! {
+/// The output merger's work for one colour target of a warp: each quad with any surviving
+/// coverage is blended into the target, quad by quad in the order they arrived (API order),
+/// its colours read from `regs` (channel-major, as the shader left them; channels the
+/// shader does not write are (0, 0, 0, 1)). Compiled for the baseline and for AVX2 (the same
+/// bits). Returns (samples written, samples blended).
+fn write_target<'s, 'fb>(
+    surface: &'s ColorSurface<'fb>,
+    samples: usize,
+    quads: &'s [(u32, u32, [u8; 4])],
+    regs: &'s [[u32; WARP_LANES]],
+) -> (u64, u64) {
+    let mut sum = (0, 0);
+    for (q, &(x, y, covs)) in quads.iter().enumerate() {
+        if covs == [0; 4] {
+            continue;
+        }
+        let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
+        for (color, reg) in colors.iter_mut().zip(regs) {
+            *color = std::array::from_fn(|i| f32::from_bits(reg[q * 4 + i]));
+        }
+        // A quad's four pixels are adjacent in the surface (8×8 tiles in Morton order,
+        // quads aligned), so its texels are one range.
+        let at = surface.layout.pixel(x, y);
+        // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
+        let texels = unsafe { surface.data.texels_mut(at, 4 * surface.layout.pixel_bytes) };
+        let (written, blended) = surface.rop.write_quad(texels, samples, covs, &colors);
+        sum = (sum.0 + written, sum.1 + blended);
+    }
+    sum
+}
 }

@@ -25,7 +25,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Whether the CPU offers AVX2 and FMA (and the environment does not forbid them), detected
+/// Whether the CPU offers AVX2 and FMA (with POPCNT, BMI1/2 and LZCNT) (and the environment does not forbid them), detected
 /// once.
 fn detected() -> bool {
     static DETECTED: OnceLock<bool> = OnceLock::new();
@@ -37,7 +37,14 @@ fn detected() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 fn has_avx2_fma() -> bool {
-    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    // Every CPU with AVX2 and FMA (Haswell, Zen and later) also has these scalar
+    // extensions; the wide versions use them for bit counts and shifts.
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -49,7 +56,8 @@ fn has_avx2_fma() -> bool {
 static ALLOWED: AtomicBool = AtomicBool::new(true);
 
 /// Whether the hot loops run their AVX2+FMA versions. Callers must only call a function
-/// compiled with `#[target_feature(enable = "avx2,fma")]` when this is true.
+/// compiled with `#[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]` when this
+/// is true.
 #[inline]
 pub fn wide() -> bool {
     ALLOWED.load(Ordering::Relaxed) && detected()
@@ -77,7 +85,7 @@ macro_rules! multiversion {
             fn __multiversion_body $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             {
-                #[target_feature(enable = "avx2,fma")]
+                #[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
                 fn __multiversion_wide $(<$($lt),*>)? ($($arg: $ty),*) $(-> $ret)? {
                     __multiversion_body($($arg),*)
                 }

@@ -994,6 +994,25 @@ fn float_to_u32_sat(v: f32) -> u32 {
 pub fn encode_unorm8(x: f32) -> u8 {
     unorm(x, 255.0) as u8
 }
+/// [`encode_unorm8_x4`] on a vector register: four floats to four codes (one per 32-bit
+/// lane), the same operations.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn encode_unorm8_m128(x: std::arch::x86_64::__m128) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86-64 baseline; no memory is touched.
+    unsafe {
+        // `maxps` returns its second operand when either is NaN: NaN → 0.
+        let x = _mm_min_ps(_mm_max_ps(x, _mm_setzero_ps()), _mm_set1_ps(1.0));
+        let (k, half) = (_mm_set1_pd(255.0), _mm_set1_pd(0.5));
+        let lo = _mm_cvtps_pd(x);
+        let hi = _mm_cvtps_pd(_mm_movehl_ps(x, x));
+        // The sums lie in [0.5, 255.5]: truncation is the floor.
+        let lo = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(lo, k), half));
+        let hi = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(hi, k), half));
+        _mm_unpacklo_epi64(lo, hi)
+    }
+}
 
 /// [`encode_unorm8`] of four values at once (as 32-bit codes). On x86-64 it is SSE2 code
 /// (part of the baseline): clamp in f32, then the exact f64 product and rounding, two lanes
@@ -1006,17 +1025,11 @@ pub fn encode_unorm8_x4(v: [f32; 4]) -> [u32; 4] {
         // SAFETY: SSE2 is part of the x86-64 baseline; the loads and stores are of local
         // arrays of the right size.
         unsafe {
-            let x = _mm_loadu_ps(v.as_ptr());
-            // `maxps` returns its second operand when either is NaN: NaN → 0.
-            let x = _mm_min_ps(_mm_max_ps(x, _mm_setzero_ps()), _mm_set1_ps(1.0));
-            let (k, half) = (_mm_set1_pd(255.0), _mm_set1_pd(0.5));
-            let lo = _mm_cvtps_pd(x);
-            let hi = _mm_cvtps_pd(_mm_movehl_ps(x, x));
-            // The sums lie in [0.5, 255.5]: truncation is the floor.
-            let lo = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(lo, k), half));
-            let hi = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(hi, k), half));
             let mut out = [0u32; 4];
-            _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_unpacklo_epi64(lo, hi));
+            _mm_storeu_si128(
+                out.as_mut_ptr().cast(),
+                encode_unorm8_m128(_mm_loadu_ps(v.as_ptr())),
+            );
             out
         }
     }
