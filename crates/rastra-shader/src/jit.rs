@@ -26,6 +26,8 @@
 //! dispatch block that reloads them and branches to the op after that barrier.
 //! `RASTRA_JIT=0` turns the compiler off (every program is interpreted).
 
+mod liveness;
+
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
 
@@ -144,9 +146,10 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("RASTRA_JIT").map_or(true, |v| v != "0"))
 }
 
-/// Compiles `code`, or gives `None` when it must be interpreted: the compiler is turned off
-/// or the host has no Cranelift back end.
-pub(crate) fn compile(code: &Code) -> Option<Compiled> {
+/// Compiles `code`, whose results the pipeline reads from the registers `outputs`, or gives
+/// `None` when it must be interpreted: the compiler is turned off or the host has no
+/// Cranelift back end.
+pub(crate) fn compile(code: &Code, outputs: &[u32]) -> Option<Compiled> {
     if !enabled() {
         return None;
     }
@@ -178,7 +181,8 @@ pub(crate) fn compile(code: &Code) -> Option<Compiled> {
     let mut fctx = FunctionBuilderContext::new();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::new(b, code, &ends, ptr, native).program(config);
+        let uses = liveness::RegUses::new(code, outputs);
+        Gen::new(b, code, &ends, &uses, ptr, native).program(config);
     }
     let id = module
         .declare_function("warp", Linkage::Local, &ctx.func.signature)
@@ -362,6 +366,8 @@ struct Gen<'a, 'f> {
     b: FunctionBuilder<'f>,
     code: &'a Code,
     ends: &'a [u32],
+    /// Where registers are read and written: which values need not reach the register file.
+    uses: &'a liveness::RegUses,
     ptr: types::Type,
     native: Native,
     cx: Value,
@@ -395,6 +401,7 @@ impl<'a, 'f> Gen<'a, 'f> {
         mut b: FunctionBuilder<'f>,
         code: &'a Code,
         ends: &'a [u32],
+        uses: &'a liveness::RegUses,
         ptr: types::Type,
         native: Native,
     ) -> Self {
@@ -492,6 +499,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             b,
             code,
             ends,
+            uses,
             ptr,
             native,
             cx,
@@ -989,6 +997,16 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.cache.clear();
     }
 
+    /// [`Gen::write_back`] at the end of the native segment `insts[start..end]`: values no
+    /// instruction outside the segment reads ([`liveness::RegUses::local_to`]) are dropped
+    /// instead of stored.
+    fn write_back_segment(&mut self, start: usize, end: usize) {
+        let uses = self.uses;
+        self.cache
+            .retain(|&(r, _), c| !(c.dirty && uses.local_to(r, start as u32, end as u32)));
+        self.write_back();
+    }
+
     /// A vector of four i32 lanes.
     fn vconst(&mut self, lanes: [u32; 4]) -> Value {
         let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
@@ -1095,7 +1113,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 }
                 seg_end += 1;
             }
-            self.write_back();
+            self.write_back_segment(index, seg_end);
             for j in 1..CHUNKS {
                 self.chunks = j..j + 1;
                 let mut masks = None;
@@ -1103,7 +1121,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                     let emitted = self.native(&self.code.insts[k], m, &mut masks);
                     debug_assert!(emitted, "a segment's instructions are all native");
                 }
-                self.write_back();
+                self.write_back_segment(index, seg_end);
             }
             self.chunks = 0..CHUNKS;
             if seg_end < end && !self.is_trig(seg_end) {

@@ -721,3 +721,41 @@ fn sin_cos_in_and_out_of_range() {
         }
     }
 }
+
+/// Temporaries the compiled code keeps in machine registers: values read after a `sin` or a
+/// call back into the interpreter (`min`), in the next loop iteration and as outputs must
+/// still reach the register file (`common::run` also checks the compiled code against the
+/// interpreter, bit for bit).
+#[test]
+fn values_read_across_segments_and_iterations() {
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {
+            var acc = 0.0;
+            var t = x;
+            for (var i = 0; i < 5; i++) {
+                let a = t * 1.5 + 0.25;
+                let s = sin(a);
+                let m = min(a, s);
+                t = a * 0.5 + m;
+                acc += t * s;
+            }
+            let k = x * 2.0;
+            return vec4<f32>(acc, t, k, k + 1.0);
+        }",
+    );
+    let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 0.37 - 2.9);
+    let r = run(&p, &|_, _, l| xs[l].to_bits());
+    for (l, &x) in xs.iter().enumerate() {
+        let (mut acc, mut t) = (0.0f64, x as f64);
+        for _ in 0..5 {
+            let a = t * 1.5 + 0.25;
+            let s = a.sin();
+            t = a * 0.5 + a.min(s);
+            acc += t * s;
+        }
+        assert!((r.f(0, 0, l) as f64 - acc).abs() < 1e-3, "acc lane {l}");
+        assert!((r.f(0, 1, l) as f64 - t).abs() < 1e-3, "t lane {l}");
+        assert_eq!(r.f(0, 2, l), x * 2.0);
+        assert_eq!(r.f(0, 3, l), x * 2.0 + 1.0);
+    }
+}

@@ -94,6 +94,10 @@ pub(crate) fn lower_entry_point(
         return unsupported("workgroups of more than 1024 invocations");
     }
     let simt = crate::simt::Code::new(&code);
+    let output_regs: Vec<u32> = outputs
+        .iter()
+        .flat_map(|o| o.first_reg..o.first_reg + o.ty.components as u32)
+        .collect();
     let writes_depth = outputs
         .iter()
         .any(|o: &IoVar| o.binding == IoBinding::Builtin(Builtin::FragDepth));
@@ -117,7 +121,7 @@ pub(crate) fn lower_entry_point(
         workgroup_memory: lw.workgroup_bytes,
         num_regs: lw.next_reg.max(1),
         code,
-        compiled: crate::jit::compile(&simt).map(std::sync::Arc::new),
+        compiled: crate::jit::compile(&simt, &output_regs).map(std::sync::Arc::new),
         simt,
     })
 }

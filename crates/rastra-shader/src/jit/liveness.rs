@@ -1,0 +1,272 @@
+//! Which register values the compiled code may keep out of the register file.
+//!
+//! A run's native code works on register chunks held in machine registers and writes the
+//! ones it changed back to the warp's register file when a segment of it ends (at a callback
+//! into the interpreter, at `sin`/`cos`, at the end of the run). Most of those values are
+//! temporaries of one expression: written and read inside the same segment and never again.
+//! Writing them back is wasted work — the register file is read only by later
+//! instructions, by control ops and, for a program's outputs, by the pipeline. This module
+//! finds, for every register, where it is read and written, so that the code generator can
+//! leave a value out of the register file when every read of that register anywhere in the
+//! program lies inside the segment being generated, after a write in that segment (so no
+//! read, in any iteration of any loop, can see a value from elsewhere), and the register is
+//! not an output.
+//!
+//! Reads are over-approximated where an instruction's operand count is not fixed (texture
+//! and image operands count as four registers each): a register read by mistake only loses
+//! the saving, a read missed would lose a value.
+
+use crate::ir::{ImageOp, Inst, Reg, SampleLod, TexOp};
+use crate::simt::{Code, Op};
+
+/// Where each register is read and written in a program's SIMT code.
+pub(super) struct RegUses {
+    /// Per register: the lowest and highest index (into `Code::insts`) of an instruction
+    /// reading it; `NEVER_LOCAL` as the highest when a control op or the pipeline reads it.
+    reads: Vec<Option<(u32, u32)>>,
+    /// Per register: the instructions writing it, ascending.
+    writes: Vec<Vec<u32>>,
+}
+
+/// A read index no segment contains (control ops, outputs).
+const NEVER_LOCAL: u32 = u32::MAX;
+
+impl RegUses {
+    /// The uses in `code`; `outputs` are the registers the pipeline reads after the program.
+    pub fn new(code: &Code, outputs: &[u32]) -> RegUses {
+        let mut uses = RegUses {
+            reads: Vec::new(),
+            writes: Vec::new(),
+        };
+        let (mut read, mut written) = (Vec::new(), Vec::new());
+        for (index, inst) in code.insts.iter().enumerate() {
+            let index = index as u32;
+            read.clear();
+            written.clear();
+            inst_regs(inst, &mut |r, n| read.push((r, n)), &mut |r, n| {
+                written.push((r, n))
+            });
+            for &(r, n) in &read {
+                uses.read(r, n, index);
+            }
+            for &(r, n) in &written {
+                for k in 0..n {
+                    let r = r.0 as usize + k as usize;
+                    uses.grow(r);
+                    uses.writes[r].push(index);
+                }
+            }
+        }
+        for op in &code.ops {
+            match *op {
+                Op::If { cond, .. } | Op::BreakUnless { cond, .. } => {
+                    uses.read(cond, 1, NEVER_LOCAL)
+                }
+                Op::LoopBack {
+                    break_if: Some(cond),
+                    ..
+                } => uses.read(cond, 1, NEVER_LOCAL),
+                Op::Switch { selector, .. } | Op::Case { selector, .. } => {
+                    uses.read(selector, 1, NEVER_LOCAL)
+                }
+                _ => {}
+            }
+        }
+        for &r in outputs {
+            uses.read(Reg(r), 1, NEVER_LOCAL);
+        }
+        uses
+    }
+
+    fn grow(&mut self, r: usize) {
+        if r >= self.reads.len() {
+            self.reads.resize(r + 1, None);
+            self.writes.resize(r + 1, Vec::new());
+        }
+    }
+
+    fn read(&mut self, first: Reg, count: u32, index: u32) {
+        for k in 0..count {
+            let r = first.0 as usize + k as usize;
+            self.grow(r);
+            let range = self.reads[r].get_or_insert((index, index));
+            range.0 = range.0.min(index);
+            range.1 = range.1.max(index);
+        }
+    }
+
+    /// Whether the value register `r` holds when the segment `insts[start..end]` ends is
+    /// never read: every read of `r` is an instruction of the segment that comes after one
+    /// of the segment's writes of `r` (or `r` is never read at all), and `r` is no output.
+    pub fn local_to(&self, r: u32, start: u32, end: u32) -> bool {
+        let r = r as usize;
+        let Some(&reads) = self.reads.get(r) else {
+            return true;
+        };
+        let Some((first, last)) = reads else {
+            return true;
+        };
+        start <= first && last < end && self.writes[r].iter().any(|&w| start <= w && w < first)
+    }
+}
+
+/// Calls `read(first, count)` for every register range `inst` reads and `write` for every
+/// range it writes (masked writes count as reads too: the lanes they leave keep old values).
+fn inst_regs(inst: &Inst, read: &mut impl FnMut(Reg, u32), write: &mut impl FnMut(Reg, u32)) {
+    let opt = |r: Option<Reg>, n: u32, read: &mut dyn FnMut(Reg, u32)| {
+        if let Some(r) = r {
+            read(r, n)
+        }
+    };
+    match inst {
+        Inst::Const { dst, .. } | Inst::BufferLen { dst, .. } | Inst::LaneId { dst } => {
+            write(*dst, 1)
+        }
+        Inst::Mov { dst, src }
+        | Inst::Unary { dst, a: src, .. }
+        | Inst::Derivative { dst, src, .. }
+        | Inst::SubgroupOp { dst, src, .. } => {
+            read(*src, 1);
+            write(*dst, 1);
+        }
+        Inst::Store { dst, src } => {
+            read(*src, 1);
+            read(*dst, 1);
+            write(*dst, 1);
+        }
+        Inst::LoadIndexed {
+            dst,
+            base,
+            len,
+            index,
+            ..
+        } => {
+            read(*base, *len);
+            read(*index, 1);
+            write(*dst, 1);
+        }
+        Inst::StoreIndexed {
+            base,
+            len,
+            index,
+            src,
+            ..
+        } => {
+            read(*index, 1);
+            read(*src, 1);
+            read(*base, *len);
+            write(*base, *len);
+        }
+        Inst::Binary { dst, a, b, .. } => {
+            read(*a, 1);
+            read(*b, 1);
+            write(*dst, 1);
+        }
+        Inst::Ternary { dst, a, b, c, .. } => {
+            read(*a, 1);
+            read(*b, 1);
+            read(*c, 1);
+            write(*dst, 1);
+        }
+        Inst::Load { dst, offset, .. } => {
+            opt(*offset, 1, read);
+            write(*dst, 1);
+        }
+        Inst::StoreMem { offset, src, .. } => {
+            opt(*offset, 1, read);
+            read(*src, 1);
+        }
+        Inst::Atomic {
+            dst, offset, value, ..
+        } => {
+            opt(*offset, 1, read);
+            read(*value, 1);
+            write(*dst, 1);
+        }
+        Inst::CompareExchange {
+            dst,
+            offset,
+            compare,
+            value,
+            ..
+        } => {
+            opt(*offset, 1, read);
+            read(*compare, 1);
+            read(*value, 1);
+            write(*dst, 2);
+        }
+        Inst::Barrier => {}
+        Inst::Ballot { dst, pred } => {
+            read(*pred, 1);
+            write(*dst, 4);
+        }
+        Inst::Shuffle {
+            dst, src, index, ..
+        } => {
+            read(*src, 1);
+            read(*index, 1);
+            write(*dst, 1);
+        }
+        Inst::Texture(t) => {
+            match &t.op {
+                TexOp::Sample {
+                    coords,
+                    array_index,
+                    offset,
+                    lod,
+                    depth_ref,
+                    ..
+                } => {
+                    read(*coords, 4);
+                    opt(*array_index, 1, read);
+                    opt(*offset, 4, read);
+                    opt(*depth_ref, 1, read);
+                    match *lod {
+                        SampleLod::Bias(r) | SampleLod::Level(r) => read(r, 1),
+                        SampleLod::Grad { ddx, ddy } => {
+                            read(ddx, 4);
+                            read(ddy, 4);
+                        }
+                        SampleLod::Implicit | SampleLod::Zero => {}
+                    }
+                }
+                TexOp::Load {
+                    coords,
+                    array_index,
+                    level,
+                    sample,
+                    ..
+                } => {
+                    read(*coords, 4);
+                    opt(*array_index, 1, read);
+                    opt(*level, 1, read);
+                    opt(*sample, 1, read);
+                }
+                TexOp::Size { level, .. } => opt(*level, 1, read),
+                TexOp::NumLevels | TexOp::NumLayers | TexOp::NumSamples => {}
+            }
+            write(t.dst, 4);
+        }
+        Inst::Image(i) => match &i.op {
+            ImageOp::Load {
+                dst, coords, layer, ..
+            } => {
+                read(*coords, 4);
+                opt(*layer, 1, read);
+                write(*dst, 4);
+            }
+            ImageOp::Store {
+                coords,
+                layer,
+                value,
+                ..
+            } => {
+                read(*coords, 4);
+                opt(*layer, 1, read);
+                read(*value, 4);
+            }
+            ImageOp::Size { dst, components } => write(*dst, *components),
+            ImageOp::NumLayers { dst } => write(*dst, 1),
+        },
+    }
+}
