@@ -111,30 +111,33 @@ pub fn rasterize(
                         block_coverage(tri, bx, by, qy0 - by..qy1 + 1 - by, pattern)
                     };
                     let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
+                    let masks = masks.map(|m| m & bounds);
                     let mut qy = qy0;
                     while qy <= qy1 {
                         let mut qx = qx0;
                         while qx <= qx1 {
+                            // The quad's two rows of two pixels are bits `bit, bit + 1` and
+                            // `bit + 8, bit + 9` of each sample's mask; pixel i's samples
+                            // go to byte i of the coverage word.
+                            let bit = (qy - by) * BLOCK_SIZE + (qx - bx);
+                            let spread = |two: u64| ((two & 1) | (two & 2) << 7) as u32;
+                            let mut word = 0u32;
+                            for (s, m) in masks.iter().take(pattern.count as usize).enumerate() {
+                                let top = spread(m >> bit & 3);
+                                let bottom = spread(m >> (bit + BLOCK_SIZE) & 3);
+                                word |= (top | bottom << 16) << s;
+                            }
                             let mut quad = Quad {
                                 x: qx,
                                 y: qy,
-                                coverage: [0; 4],
+                                coverage: word.to_le_bytes(),
                             };
-                            for i in 0..4u32 {
-                                let bit = (qy + (i >> 1) - by) * BLOCK_SIZE + (qx + (i & 1) - bx);
-                                if bounds >> bit & 1 == 0 {
-                                    continue;
-                                }
-                                let mut cov = 0u8;
-                                for (s, m) in masks.iter().take(pattern.count as usize).enumerate()
-                                {
-                                    cov |= ((m >> bit & 1) as u8) << s;
-                                }
-                                if let Some(bounds) = viewport {
+                            if let Some(bounds) = viewport {
+                                for i in 0..4u32 {
                                     let (px, py) = (qx + (i & 1), qy + (i >> 1));
-                                    cov &= viewport_coverage(bounds, px, py, pattern);
+                                    quad.coverage[i as usize] &=
+                                        viewport_coverage(bounds, px, py, pattern);
                                 }
-                                quad.coverage[i as usize] = cov;
                             }
                             if !quad.is_empty() {
                                 counters.quads_rasterized += 1;
