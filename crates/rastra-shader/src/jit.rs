@@ -931,6 +931,15 @@ impl<'a, 'f> Gen<'a, 'f> {
     /// other entries repeat a generated one, so whatever is computed from them is dead code
     /// (removed by the compiler).
     fn load(&mut self, r: Reg, ty: types::Type) -> [Value; CHUNKS] {
+        if let Some(bits) = self.uses.constant(r.0) {
+            // The register's one value (`liveness::RegUses::constant`): no load.
+            if ty == types::F32X4 {
+                return [self.fconst(f32::from_bits(bits)); CHUNKS];
+            }
+            if ty == types::I32X4 {
+                return [self.splat(bits); CHUNKS];
+            }
+        }
         let mut v = [None; CHUNKS];
         for j in self.chunks.clone() {
             v[j] = Some(match self.cache.get(&(r.0, j)).copied() {

@@ -759,3 +759,35 @@ fn values_read_across_segments_and_iterations() {
         assert_eq!(r.f(0, 3, l), x * 2.0 + 1.0);
     }
 }
+
+/// Registers with one constant value the compiled code uses without reading the register
+/// file, next to registers a branch may overwrite (not constants), read inside a loop.
+#[test]
+fn constants_and_values_a_branch_changes() {
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {
+            var k = 2.0;
+            if x > 0.0 {
+                k = 3.0;
+            }
+            var acc = 0.0;
+            for (var i = 0; i < 3; i++) {
+                acc = acc * 0.5 + k * x;
+            }
+            return vec4<f32>(acc, k, 0.25 * x, 1.0);
+        }",
+    );
+    let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 0.5 - 3.75);
+    let r = run(&p, &|_, _, l| xs[l].to_bits());
+    for (l, &x) in xs.iter().enumerate() {
+        let k = if x > 0.0 { 3.0f32 } else { 2.0 };
+        let mut acc = 0.0f32;
+        for _ in 0..3 {
+            acc = acc * 0.5 + k * x;
+        }
+        assert!((r.f(0, 0, l) - acc).abs() < 1e-5, "acc lane {l}");
+        assert_eq!(r.f(0, 1, l), k, "k lane {l}");
+        assert_eq!(r.f(0, 2, l), 0.25 * x);
+        assert_eq!(r.f(0, 3, l), 1.0);
+    }
+}

@@ -26,6 +26,9 @@ pub(super) struct RegUses {
     reads: Vec<Option<(u32, u32)>>,
     /// Per register: the instructions writing it, ascending.
     writes: Vec<Vec<u32>>,
+    /// Per register: its value, when the program gives it one value before any use (see
+    /// [`RegUses::constant`]).
+    constants: Vec<Option<u32>>,
 }
 
 /// A read index no segment contains (control ops, outputs).
@@ -37,6 +40,7 @@ impl RegUses {
         let mut uses = RegUses {
             reads: Vec::new(),
             writes: Vec::new(),
+            constants: Vec::new(),
         };
         let (mut read, mut written) = (Vec::new(), Vec::new());
         for (index, inst) in code.insts.iter().enumerate() {
@@ -75,7 +79,41 @@ impl RegUses {
         for &r in outputs {
             uses.read(Reg(r), 1, NEVER_LOCAL);
         }
+        // Instructions of the program's straight-line prefix: the runs before any op that
+        // branches or can take lanes away (an inlined call's region may open around them).
+        // Every warp executes them, in order, before anything else.
+        let mut prefix = vec![false; code.insts.len()];
+        for op in &code.ops {
+            match *op {
+                Op::Run { start, len, .. } => {
+                    prefix[start as usize..(start + len) as usize].fill(true)
+                }
+                Op::Region { .. } | Op::Barrier => {}
+                _ => break,
+            }
+        }
+        uses.constants = (0..uses.writes.len())
+            .map(|r| {
+                let [w] = uses.writes[r][..] else {
+                    return None;
+                };
+                let Inst::Const { value, .. } = code.insts[w as usize] else {
+                    return None;
+                };
+                let before_reads =
+                    uses.reads[r].is_none_or(|(first, last)| w < first && last != NEVER_LOCAL);
+                (prefix[w as usize] && before_reads).then_some(value)
+            })
+            .collect();
         uses
+    }
+
+    /// The value register `r` always holds when an instruction reads it: `r` is written by
+    /// one instruction only, a `Const` in the program's straight-line prefix (so it writes
+    /// every lane, whatever the mask, before anything can read it), and read only by
+    /// instructions after it — not by control ops or the pipeline.
+    pub fn constant(&self, r: u32) -> Option<u32> {
+        self.constants.get(r as usize).copied().flatten()
     }
 
     fn grow(&mut self, r: usize) {
