@@ -26,7 +26,9 @@
 //! dispatch block that reloads them and branches to the op after that barrier.
 //! `RASTRA_JIT=0` turns the compiler off (every program is interpreted).
 
+mod arith;
 mod liveness;
+mod memory;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
@@ -89,6 +91,25 @@ struct Cx {
     unit: *mut TextureUnit,
     shared: *const AtomicU32,
     shared_len: usize,
+    /// The first [`NATIVE_BUFFERS`] buffer bindings, for the loads and stores the code makes
+    /// itself (`memory`); missing bindings are empty.
+    buffers: [BufferWords; NATIVE_BUFFERS],
+    /// Always 0: loads outside a memory read it.
+    zero: u32,
+    /// Never read: stores outside a memory, or by lanes without side effects, write it.
+    sink: u32,
+}
+
+/// Buffer bindings whose loads and stores compiled code makes itself; instructions on
+/// later bindings call the interpreter's code.
+const NATIVE_BUFFERS: usize = 8;
+
+/// One buffer binding's words, as compiled code reads them.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BufferWords {
+    ptr: *const AtomicU32,
+    len: usize,
 }
 
 /// The generated function: returns 0 when the program ended, 1 when the budget ran out, 2
@@ -195,6 +216,10 @@ pub(crate) fn compile(code: &Code, outputs: &[u32]) -> Option<Compiled> {
         return None;
     }
     if let Some(v) = ctx.compiled_code().and_then(|c| c.vcode.clone()) {
+        // The instructions first: callbacks name them by index.
+        for (i, inst) in code.insts.iter().enumerate() {
+            eprintln!("; inst {i}: {inst:?}");
+        }
         eprintln!("{}\n{v}", ctx.func.display());
     }
     module.clear_context(&mut ctx);
@@ -268,6 +293,15 @@ pub(crate) fn run(
         unit,
         shared: shared.as_ptr(),
         shared_len: shared.len(),
+        buffers: std::array::from_fn(|slot| {
+            let words = resources.buffers.get(slot).copied().unwrap_or(&[]);
+            BufferWords {
+                ptr: words.as_ptr(),
+                len: words.len(),
+            }
+        }),
+        zero: 0,
+        sink: 0,
     };
     cx.counters[Counter::Budget as usize] = *budget;
     // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count), at
@@ -1111,12 +1145,18 @@ impl<'a, 'f> Gen<'a, 'f> {
                 index += 1;
                 continue;
             }
+            if self.is_native_memory(index) {
+                self.memory(index, effects);
+                self.write_back();
+                index += 1;
+                continue;
+            }
             // The first chunk's pass finds where the segment ends (at an instruction it
             // cannot emit: `native` then emits nothing live).
             self.chunks = 0..1;
             let mut masks = None;
             let mut seg_end = index;
-            while seg_end < end && !self.is_trig(seg_end) {
+            while seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
                 if !self.native(&self.code.insts[seg_end], m, &mut masks) {
                     break;
                 }
@@ -1133,7 +1173,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.write_back_segment(index, seg_end);
             }
             self.chunks = 0..CHUNKS;
-            if seg_end < end && !self.is_trig(seg_end) {
+            if seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
                 // The interpreter's code reads and writes the register file.
                 self.callback(seg_end, m, effects);
                 seg_end += 1;
@@ -1327,6 +1367,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                     UnOp::I2F => self
                         .load(a, I32X4)
                         .map(|x| self.b.ins().fcvt_from_sint(F32X4, x)),
+                    UnOp::U2F => self.u32_to_f32(a),
                     UnOp::LNot => self.load(a, I32X4).map(|x| {
                         let z = self.vcmp0(IntCC::Equal, x);
                         self.b.ins().band(z, one_bits)
@@ -1411,7 +1452,11 @@ impl<'a, 'f> Gen<'a, 'f> {
                             | BinOp::UMax
                     );
                     if !float && !int {
-                        return false;
+                        let Some(v) = self.unsigned_binary(op, a, b) else {
+                            return false;
+                        };
+                        self.store(dst, v);
+                        return true;
                     }
                     let ty = if float { F32X4 } else { I32X4 };
                     let (x, y) = (self.load(a, ty), self.load(b, ty));
@@ -1435,6 +1480,12 @@ impl<'a, 'f> Gen<'a, 'f> {
                             _ => i.umax(x, y),
                         }
                     })
+                };
+                self.store(dst, v);
+            }
+            Inst::BufferLen { dst, slot } => {
+                let Some(v) = self.buffer_len(slot) else {
+                    return false;
                 };
                 self.store(dst, v);
             }

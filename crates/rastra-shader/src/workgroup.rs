@@ -93,46 +93,50 @@ pub fn execute_workgroup(
     for (wi, warp) in wg.warps.iter_mut().enumerate() {
         let first = wi as u32 * WARP_LANES as u32;
         let lanes = (wg.invocations - first).min(WARP_LANES as u32);
+        // Each lane's local id: the first lane's by division, the others by stepping x,
+        // then y, then z (the same values; divisions per lane are slow).
+        let mut id = [
+            first % size[0],
+            first / size[0] % size[1],
+            first / (size[0] * size[1]),
+        ];
+        let ids: [[u32; 3]; WARP_LANES] = std::array::from_fn(|l| {
+            if l > 0 {
+                id[0] += 1;
+                if id[0] == size[0] {
+                    id[0] = 0;
+                    id[1] += 1;
+                    if id[1] == size[1] {
+                        id[1] = 0;
+                        id[2] += 1;
+                    }
+                }
+            }
+            id
+        });
+        let local: [[u32; WARP_LANES]; 3] = std::array::from_fn(|k| ids.map(|id| id[k]));
         for io in &program.inputs {
             let IoBinding::Builtin(b) = io.binding else {
                 continue;
             };
             let regs = warp.regs_mut(io.first_reg, io.ty.components as u32);
-            // The first lane's local id by division, the others by stepping x, then y, then
-            // z (the same values; divisions per lane are slow).
-            let mut local = [
-                first % size[0],
-                first / size[0] % size[1],
-                first / (size[0] * size[1]),
-            ];
-            for l in 0..WARP_LANES {
-                let idx = first + l as u32;
-                if l > 0 {
-                    local[0] += 1;
-                    if local[0] == size[0] {
-                        local[0] = 0;
-                        local[1] += 1;
-                        if local[1] == size[1] {
-                            local[1] = 0;
-                            local[2] += 1;
-                        }
+            for (c, r) in regs.iter_mut().enumerate() {
+                let k = c.min(2);
+                *r = match b {
+                    Builtin::LocalInvocationIndex if c == 0 => {
+                        std::array::from_fn(|l| first + l as u32)
                     }
-                }
-                let v: [u32; 3] = match b {
-                    Builtin::LocalInvocationIndex => [idx, 0, 0],
-                    Builtin::LocalInvocationId => local,
-                    Builtin::GlobalInvocationId => std::array::from_fn(|k| {
-                        workgroup_id[k].wrapping_mul(size[k]).wrapping_add(local[k])
-                    }),
-                    Builtin::WorkGroupId => workgroup_id,
-                    Builtin::NumWorkGroups => num_workgroups,
-                    Builtin::SubgroupId => [wi as u32, 0, 0],
-                    Builtin::NumSubgroups => [num_warps, 0, 0],
-                    _ => [0; 3],
+                    Builtin::LocalInvocationId => local[k],
+                    Builtin::GlobalInvocationId => {
+                        let base = workgroup_id[k].wrapping_mul(size[k]);
+                        local[k].map(|v| base.wrapping_add(v))
+                    }
+                    Builtin::WorkGroupId => [workgroup_id[k]; WARP_LANES],
+                    Builtin::NumWorkGroups => [num_workgroups[k]; WARP_LANES],
+                    Builtin::SubgroupId if c == 0 => [wi as u32; WARP_LANES],
+                    Builtin::NumSubgroups if c == 0 => [num_warps; WARP_LANES],
+                    _ => [0; WARP_LANES],
                 };
-                for (c, r) in regs.iter_mut().enumerate() {
-                    r[l] = v[c.min(2)];
-                }
             }
         }
         warp.start(program, lane_mask(lanes as usize), 0);

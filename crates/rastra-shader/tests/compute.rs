@@ -690,3 +690,36 @@ fn n_body_step_with_shared_tiles() {
         }
     }
 }
+
+/// Loads and stores the compiled code makes itself: in-bounds words, an empty buffer (loads
+/// give 0, stores are dropped), a fixed-size array read past its end through a pointer to
+/// its last element's clamp, workgroup memory shared between warps, every lane in order.
+#[test]
+fn buffer_and_workgroup_loads_and_stores() {
+    let p = compile(
+        "@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+        @group(0) @binding(1) var<storage, read_write> empty: array<u32>;
+        @group(0) @binding(2) var<storage, read_write> out: array<u32>;
+        var<workgroup> shared_words: array<u32, 40>;
+        @compute @workgroup_size(40) fn main(@builtin(local_invocation_index) i: u32) {
+            shared_words[39u - i] = a[i % 8u] * 3u + i;
+            empty[i] = 5u;
+            workgroupBarrier();
+            out[i] = shared_words[i] + empty[i] + arrayLength(&a) * 1000u + arrayLength(&empty);
+            // Every lane writes the same word: the last lane wins.
+            a[7] = i;
+        }",
+    );
+    let a: Vec<u32> = (0..8).map(|k| k * 11 + 1).collect();
+    let (out, _) = dispatch(&p, &[a.clone(), vec![], vec![0; 40]], [1, 1, 1]);
+    for i in 0..40u32 {
+        let writer = 39 - i;
+        assert_eq!(
+            out[2][i as usize],
+            a[(writer % 8) as usize] * 3 + writer + 8000,
+            "word {i}"
+        );
+    }
+    assert_eq!(out[0][7], 39);
+    assert!(out[1].is_empty());
+}

@@ -791,3 +791,41 @@ fn constants_and_values_a_branch_changes() {
         assert_eq!(r.f(0, 3, l), 1.0);
     }
 }
+
+/// Unsigned conversion and division by constants, compiled as shifts, masks and split
+/// conversions, against Rust's own rules (u32 → f32 rounds to nearest even; WGSL's x / 0 is
+/// x and x % 0 is 0).
+#[test]
+fn unsigned_conversion_and_constant_divisors() {
+    let p = compile(
+        "@fragment fn main(@location(0) @interpolate(flat) a: u32) -> @location(0) vec4<u32> {
+            var zero = 0u;
+            return vec4<u32>(bitcast<u32>(f32(a)), a / 8u + a % 1024u, a / 3u + a % 6u, a / zero + a % zero);
+        }",
+    );
+    let edges: [u32; 16] = [
+        0,
+        1,
+        7,
+        1 << 24,
+        (1 << 24) + 1,
+        (1 << 24) + 3,
+        (1 << 25) + 6,
+        0x7fff_ffff,
+        0x8000_0000,
+        0x8000_0081,
+        0xffff_ff7f,
+        0xffff_ff80,
+        0xffff_ffff,
+        123_456_789,
+        0x0100_0003,
+        1023,
+    ];
+    let r = run(&p, &|_, _, l| edges[l]);
+    for (l, &a) in edges.iter().enumerate() {
+        assert_eq!(r.u(0, 0, l), (a as f32).to_bits(), "f32({a})");
+        assert_eq!(r.u(0, 1, l), a / 8 + a % 1024, "lane {l}");
+        assert_eq!(r.u(0, 2, l), a / 3 + a % 6, "lane {l}");
+        assert_eq!(r.u(0, 3, l), a, "lane {l}");
+    }
+}
