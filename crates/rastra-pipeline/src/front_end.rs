@@ -382,7 +382,7 @@ fn emit_triangle(
     match setup.setup(pos, out.attrs.len() as u32) {
         Ok(tri) => {
             for k in tri.vertex_order {
-                out.attrs.extend_from_slice(attrs[k]);
+                out.attrs.extend_from_slice(attrs[k as usize]);
             }
             counters.triangles_setup += 1;
             out.triangles.push(tri);

@@ -98,7 +98,7 @@ pub struct Triangle {
     pub planes: Planes,
     /// API-order index of each of the triangle's vertices (setup may swap 1 and 2 to make
     /// the area positive; vertex 0, the provoking vertex, never moves).
-    pub vertex_order: [usize; 3],
+    pub vertex_order: [u8; 3],
     /// Index of the first of this triangle's three vertices' attribute blocks in the draw's
     /// attribute arena (`3 × varying_words` words, vertex order matching `z` and `inv_w`).
     pub attrs: u32,
@@ -244,8 +244,8 @@ impl SetupState {
         }
         // Orient positively by swapping vertices 1 and 2 (vertex 0, the provoking vertex,
         // stays first). `order` says where each original vertex went.
-        let order = if area > 0 { [0, 1, 2] } else { [0, 2, 1] };
-        let p = order.map(|k| fixed[k]);
+        let order: [u8; 3] = if area > 0 { [0, 1, 2] } else { [0, 2, 1] };
+        let p = order.map(|k| fixed[k as usize]);
         let area = area.abs();
         let edges = [
             Edge::new(p[1], p[2]),
@@ -268,7 +268,7 @@ impl SetupState {
         if bx0 > bx1 || by0 > by1 {
             return Err(Culled::OutsideScissor);
         }
-        let mut z = order.map(|k| z[k]);
+        let mut z = order.map(|k| z[k as usize]);
         let mut planes = Planes::new(&edges, area, p[0], &z);
         if let Some((bias, format)) = self.depth_bias {
             // The plane's gradient is per sub-pixel unit; the bias wants it per pixel. A
@@ -291,7 +291,7 @@ impl SetupState {
                 y1: by1 as u32,
             },
             z,
-            inv_w: order.map(|k| inv_w[k]),
+            inv_w: order.map(|k| inv_w[k as usize]),
             front_facing,
             vertex_order: order,
             attrs,
