@@ -150,14 +150,15 @@ const MAX_FOOTPRINT: usize = 8;
 /// An L1 line tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct LineKey {
+    // Compared in this order: the line's position first, as it differs most often.
+    lx: u32,
+    ly: u32,
+    level: u32,
+    slice: u32,
     tex: u64,
     generation: u64,
     format: TextureFormat,
     aspect: TextureAspect,
-    level: u32,
-    slice: u32,
-    lx: u32,
-    ly: u32,
 }
 
 impl LineKey {
@@ -397,32 +398,39 @@ impl TexelCache {
         // Line sides are powers of two (`CacheConfig`): shifts and masks, no divisions.
         let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
         let (tex, generation) = (src.texture.id(), src.texture.generation());
+        let n = taps.len().min(out.len()).min(MAX_FOOTPRINT);
+        // Per tap: its line (level, slice, line x, line y) as one word, and its texel's
+        // place inside the line.
+        let mut lines = [0u128; MAX_FOOTPRINT];
+        let mut places = [0usize; MAX_FOOTPRINT];
+        for (k, t) in taps[..n].iter().enumerate() {
+            lines[k] = (t.level as u128) << 96
+                | (t.slice as u128) << 64
+                | ((t.x >> sx) as u128) << 32
+                | (t.y >> sy) as u128;
+            places[k] = (((t.y & (lh - 1)) << sx) | (t.x & (lw - 1))) as usize;
+        }
         let mut done = 0u32;
-        for (i, t) in taps.iter().enumerate() {
-            if done & (1 << i) != 0 {
+        for i in 0..n {
+            if done >> i & 1 != 0 {
                 continue;
             }
-            let (lx, ly) = (t.x >> sx, t.y >> sy);
+            let t = &taps[i];
             let key = LineKey {
+                lx: t.x >> sx,
+                ly: t.y >> sy,
+                level: t.level,
+                slice: t.slice,
                 tex,
                 generation,
                 format: src.format,
                 aspect: src.aspect,
-                level: t.level,
-                slice: t.slice,
-                lx,
-                ly,
             };
             let way = self.access(src, &key, (lw, lh));
             let line = &self.data[way * self.line_texels..(way + 1) * self.line_texels];
-            for (j, u) in taps.iter().enumerate().skip(i) {
-                if done & (1 << j) == 0
-                    && u.level == t.level
-                    && u.slice == t.slice
-                    && u.x >> sx == lx
-                    && u.y >> sy == ly
-                {
-                    out[j] = line[(((u.y & (lh - 1)) << sx) | (u.x & (lw - 1))) as usize];
+            for j in i..n {
+                if lines[j] == lines[i] {
+                    out[j] = line[places[j]];
                     done |= 1 << j;
                 }
             }
@@ -468,6 +476,9 @@ impl TexelCache {
 
     /// Fills way `way` with the decoded texels of line `key`: reads the elements (texels or
     /// blocks) it covers through the L2, decodes each compressed block once.
+    /// Out of line: misses are rare next to hits, and the hit path stays small.
+    #[inline(never)]
+    #[cold]
     fn fill(&mut self, src: &Source, key: &LineKey, (lw, lh): (u32, u32), way: usize) {
         let tex = src.texture;
         let format = src.format;
