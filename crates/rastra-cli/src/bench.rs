@@ -6,10 +6,15 @@
 //! When rastra runs on more than one thread, each workload also runs on one thread and a
 //! line `<name> threads=<N> speedup=<1-thread time / N-thread time> rastra_1thread_ms=…`
 //! gives the scaling (`--no-scaling` skips it).
+//!
+//! The timings are taken in interleaved rounds: each round renders the workload on rastra,
+//! on lavapipe and on rastra with one thread, each time a warm-up run and then the timed
+//! run; a figure is the median over the rounds. A machine whose speed drifts (a shared
+//! virtual machine) then slows the runs that are compared with each other alike.
 
 use rastra::DeviceDescriptor;
 use rastra_lavapipe::Lavapipe;
-use rastra_scene::{Frame, workloads};
+use rastra_scene::{Frame, median, workloads};
 
 use crate::BenchArgs;
 
@@ -65,7 +70,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         ..DeviceDescriptor::default()
     });
     println!(
-        "# {width}x{height}, median of {} runs, rastra threads: {threads}, machine threads available: {}",
+        "# {width}x{height}, median of {} interleaved rounds (each: a warm-up and a timed run), rastra threads: {threads}, machine threads available: {}",
         args.runs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
@@ -76,24 +81,32 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         None
     };
     for frame in &frames {
-        let rastra = frame
-            .render(&device, args.runs)
-            .map_err(|e| format!("{}: {e}", frame.name))?;
-        let reference = match &lavapipe {
-            Some(l) => Some(
-                l.render(frame, args.runs)
-                    .map_err(|e| format!("{} on lavapipe: {e}", frame.name))?
-                    .median_ms(),
-            ),
-            None => None,
-        };
-        report(&frame.name, rastra.median_ms(), reference);
-        if let Some(single) = &single {
-            let one = frame
-                .render(single, args.runs)
-                .map_err(|e| format!("{} on one thread: {e}", frame.name))?;
-            report_scaling(&frame.name, threads, one.median_ms(), rastra.median_ms());
+        let mut times = Rounds::default();
+        for _ in 0..args.runs.max(1) {
+            times.rastra.push(timed(
+                frame
+                    .render(&device, 2)
+                    .map_err(|e| format!("{}: {e}", frame.name))?
+                    .times_ms,
+            ));
+            if let Some(l) = &lavapipe {
+                times.lavapipe.push(timed(
+                    l.render(frame, 2)
+                        .map_err(|e| format!("{} on lavapipe: {e}", frame.name))?
+                        .times_ms,
+                ));
+            }
+            if let Some(single) = &single {
+                times.single.push(timed(
+                    frame
+                        .render(single, 2)
+                        .map_err(|e| format!("{} on one thread: {e}", frame.name))?
+                        .times_ms,
+                ));
+            }
         }
+        times.report(&frame.name, threads);
+        let reference = (!times.lavapipe.is_empty()).then(|| median(&times.lavapipe));
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::render_on(device, queue, frame, args.runs)
                 .map_err(|e| format!("{} through wgpu: {e}", frame.name))?
@@ -103,24 +116,32 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     let compute = workloads::fma_then_reduce(COMPUTE_INVOCATIONS);
     if wanted(&compute.name) {
-        let rastra = compute
-            .run(&device, args.runs)
-            .map_err(|e| format!("{}: {e}", compute.name))?;
-        let reference = match &lavapipe {
-            Some(l) => Some(
-                l.run_compute(&compute, args.runs)
-                    .map_err(|e| format!("{} on lavapipe: {e}", compute.name))?
-                    .median_ms(),
-            ),
-            None => None,
-        };
-        report(&compute.name, rastra.median_ms(), reference);
-        if let Some(single) = &single {
-            let one = compute
-                .run(single, args.runs)
-                .map_err(|e| format!("{} on one thread: {e}", compute.name))?;
-            report_scaling(&compute.name, threads, one.median_ms(), rastra.median_ms());
+        let mut times = Rounds::default();
+        for _ in 0..args.runs.max(1) {
+            times.rastra.push(timed(
+                compute
+                    .run(&device, 2)
+                    .map_err(|e| format!("{}: {e}", compute.name))?
+                    .times_ms,
+            ));
+            if let Some(l) = &lavapipe {
+                times.lavapipe.push(timed(
+                    l.run_compute(&compute, 2)
+                        .map_err(|e| format!("{} on lavapipe: {e}", compute.name))?
+                        .times_ms,
+                ));
+            }
+            if let Some(single) = &single {
+                times.single.push(timed(
+                    compute
+                        .run(single, 2)
+                        .map_err(|e| format!("{} on one thread: {e}", compute.name))?
+                        .times_ms,
+                ));
+            }
         }
+        times.report(&compute.name, threads);
+        let reference = (!times.lavapipe.is_empty()).then(|| median(&times.lavapipe));
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::run_compute_on(device, queue, &compute, args.runs)
                 .map_err(|e| format!("{} through wgpu: {e}", compute.name))?
@@ -161,4 +182,32 @@ fn report(name: &str, rastra_ms: f64, lavapipe_ms: Option<f64>) {
         ),
         None => println!("{name} rastra_ms={rastra_ms:.2} lavapipe_ms=n/a ratio=n/a"),
     }
+}
+
+/// One workload's timed runs, one per round.
+#[derive(Default)]
+struct Rounds {
+    rastra: Vec<f64>,
+    lavapipe: Vec<f64>,
+    single: Vec<f64>,
+}
+
+impl Rounds {
+    /// Prints the workload's line and, when measured, its scaling line.
+    fn report(&self, name: &str, threads: usize) {
+        let rastra = median(&self.rastra);
+        report(
+            name,
+            rastra,
+            (!self.lavapipe.is_empty()).then(|| median(&self.lavapipe)),
+        );
+        if !self.single.is_empty() {
+            report_scaling(name, threads, median(&self.single), rastra);
+        }
+    }
+}
+
+/// The timed (last) run of a warm-up and a timed run.
+fn timed(times_ms: Vec<f64>) -> f64 {
+    times_ms.last().copied().unwrap_or(0.0)
 }
