@@ -10,7 +10,9 @@
 //! leave a value out of the register file when every read of that register anywhere in the
 //! program lies inside the segment being generated, after a write in that segment (so no
 //! read, in any iteration of any loop, can see a value from elsewhere), and the register is
-//! not an output.
+//! not an output. The same tables show which registers hold one constant for the whole
+//! program (set once, in the straight-line prefix, before any read): the code generator
+//! uses the constant instead of reading the register.
 //!
 //! Reads are over-approximated where an instruction's operand count is not fixed (texture
 //! and image operands count as four registers each): a register read by mistake only loses
