@@ -295,16 +295,19 @@ pub(crate) fn run(
         unit,
         shared: shared.as_ptr(),
         shared_len: shared.len(),
-        buffers: std::array::from_fn(|slot| {
-            let words = resources.buffers.get(slot).copied().unwrap_or(&[]);
-            BufferWords {
-                ptr: words.as_ptr(),
-                len: words.len(),
-            }
-        }),
+        buffers: [BufferWords {
+            ptr: std::ptr::null(),
+            len: 0,
+        }; NATIVE_BUFFERS],
         zero: 0,
         sink: 0,
     };
+    for (table, words) in cx.buffers.iter_mut().zip(resources.buffers) {
+        *table = BufferWords {
+            ptr: words.as_ptr(),
+            len: words.len(),
+        };
+    }
     cx.counters[Counter::Budget as usize] = *budget;
     // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count), at
     // a frame buffer for every level and at the program's instructions; the code only
