@@ -81,72 +81,56 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         None
     };
     for frame in &frames {
-        let mut times = Rounds::default();
-        for _ in 0..args.runs.max(1) {
-            times.rastra.push(timed(
+        let name = &frame.name;
+        let times = Rounds::measure(
+            args.runs,
+            |d| {
                 frame
-                    .render(&device, 2)
-                    .map_err(|e| format!("{}: {e}", frame.name))?
-                    .times_ms,
-            ));
-            if let Some(l) = &lavapipe {
-                times.lavapipe.push(timed(
-                    l.render(frame, 2)
-                        .map_err(|e| format!("{} on lavapipe: {e}", frame.name))?
-                        .times_ms,
-                ));
-            }
-            if let Some(single) = &single {
-                times.single.push(timed(
-                    frame
-                        .render(single, 2)
-                        .map_err(|e| format!("{} on one thread: {e}", frame.name))?
-                        .times_ms,
-                ));
-            }
-        }
-        times.report(&frame.name, threads);
-        let reference = (!times.lavapipe.is_empty()).then(|| median(&times.lavapipe));
+                    .render(d, 2)
+                    .map(|r| r.times_ms)
+                    .map_err(|e| e.to_string())
+            },
+            lavapipe
+                .as_ref()
+                .map(|l| move || l.render(frame, 2).map(|r| r.times_ms)),
+            &device,
+            single.as_ref(),
+        )
+        .map_err(|e| format!("{name}: {e}"))?;
+        times.report(name, threads);
+        let reference = times.lavapipe_ms();
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::render_on(device, queue, frame, args.runs)
-                .map_err(|e| format!("{} through wgpu: {e}", frame.name))?
+                .map_err(|e| format!("{name} through wgpu: {e}"))?
                 .median_ms();
-            report(&format!("{}/wgpu", frame.name), ms, reference);
+            report(&format!("{name}/wgpu"), ms, reference);
         }
     }
     let compute = workloads::fma_then_reduce(COMPUTE_INVOCATIONS);
     if wanted(&compute.name) {
-        let mut times = Rounds::default();
-        for _ in 0..args.runs.max(1) {
-            times.rastra.push(timed(
+        let name = &compute.name;
+        let times = Rounds::measure(
+            args.runs,
+            |d| {
                 compute
-                    .run(&device, 2)
-                    .map_err(|e| format!("{}: {e}", compute.name))?
-                    .times_ms,
-            ));
-            if let Some(l) = &lavapipe {
-                times.lavapipe.push(timed(
-                    l.run_compute(&compute, 2)
-                        .map_err(|e| format!("{} on lavapipe: {e}", compute.name))?
-                        .times_ms,
-                ));
-            }
-            if let Some(single) = &single {
-                times.single.push(timed(
-                    compute
-                        .run(single, 2)
-                        .map_err(|e| format!("{} on one thread: {e}", compute.name))?
-                        .times_ms,
-                ));
-            }
-        }
-        times.report(&compute.name, threads);
-        let reference = (!times.lavapipe.is_empty()).then(|| median(&times.lavapipe));
+                    .run(d, 2)
+                    .map(|r| r.times_ms)
+                    .map_err(|e| e.to_string())
+            },
+            lavapipe
+                .as_ref()
+                .map(|l| || l.run_compute(&compute, 2).map(|r| r.times_ms)),
+            &device,
+            single.as_ref(),
+        )
+        .map_err(|e| format!("{name}: {e}"))?;
+        times.report(name, threads);
+        let reference = times.lavapipe_ms();
         if let Some((device, queue)) = &through_wgpu {
             let ms = rastra_lavapipe::run_compute_on(device, queue, &compute, args.runs)
-                .map_err(|e| format!("{} through wgpu: {e}", compute.name))?
+                .map_err(|e| format!("{name} through wgpu: {e}"))?
                 .median_ms();
-            report(&format!("{}/wgpu", compute.name), ms, reference);
+            report(&format!("{name}/wgpu"), ms, reference);
         }
     }
     Ok(())
@@ -193,14 +177,41 @@ struct Rounds {
 }
 
 impl Rounds {
+    /// `runs` rounds of: `rastra` on `device`, `lavapipe` (when given), `rastra` on
+    /// `single` (when given) — each returning the times of a warm-up and a timed run.
+    fn measure(
+        runs: usize,
+        rastra: impl Fn(&DeviceDescriptor) -> Result<Vec<f64>, String>,
+        lavapipe: Option<impl Fn() -> Result<Vec<f64>, String>>,
+        device: &DeviceDescriptor,
+        single: Option<&DeviceDescriptor>,
+    ) -> Result<Rounds, String> {
+        let mut times = Rounds::default();
+        for _ in 0..runs.max(1) {
+            times.rastra.push(timed(rastra(device)?));
+            if let Some(l) = &lavapipe {
+                times
+                    .lavapipe
+                    .push(timed(l().map_err(|e| format!("on lavapipe: {e}"))?));
+            }
+            if let Some(single) = single {
+                times.single.push(timed(
+                    rastra(single).map_err(|e| format!("on one thread: {e}"))?,
+                ));
+            }
+        }
+        Ok(times)
+    }
+
+    /// lavapipe's median, when it ran.
+    fn lavapipe_ms(&self) -> Option<f64> {
+        (!self.lavapipe.is_empty()).then(|| median(&self.lavapipe))
+    }
+
     /// Prints the workload's line and, when measured, its scaling line.
     fn report(&self, name: &str, threads: usize) {
         let rastra = median(&self.rastra);
-        report(
-            name,
-            rastra,
-            (!self.lavapipe.is_empty()).then(|| median(&self.lavapipe)),
-        );
+        report(name, rastra, self.lavapipe_ms());
         if !self.single.is_empty() {
             report_scaling(name, threads, median(&self.single), rastra);
         }
