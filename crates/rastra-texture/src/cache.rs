@@ -162,15 +162,23 @@ pub(crate) struct LineKey {
 }
 
 impl LineKey {
-    /// Set index: the Morton interleave of the line's x and y (so any square of
-    /// neighbouring lines spreads over distinct sets, as texture caches index by tile
-    /// coordinate bits), offset by a hash of the rest of the tag so different mips, slices
-    /// and textures do not all start in set 0.
-    fn set(&self, sets: usize) -> usize {
+    /// The hash of the tag's fields other than the line position (fixed for a footprint's
+    /// level and slice, so [`Surface`] computes it once).
+    fn surface_hash(&self) -> u64 {
         let mut h = self.tex.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         for v in [self.generation, self.level as u64, self.slice as u64] {
             h = (h ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(23);
         }
+        h
+    }
+
+    /// Set index: the Morton interleave of the line's x and y (so any square of
+    /// neighbouring lines spreads over distinct sets, as texture caches index by tile
+    /// coordinate bits), offset by `h`, the hash of the rest of the tag
+    /// ([`LineKey::surface_hash`]), so different mips, slices and textures do not all start
+    /// in set 0.
+    #[inline]
+    fn set(&self, h: u64, sets: usize) -> usize {
         let spread = |v: u32| {
             let mut v = v as u64 & 0xffff;
             v = (v | v << 8) & 0x00ff_00ff;
@@ -281,6 +289,35 @@ pub(crate) struct Source<'a> {
     pub aspect: TextureAspect,
 }
 
+/// One level and slice of a source as the L1 sees it: everything in a line tag but the
+/// line's position, its set hash, and the line shape — fixed for every footprint a lane
+/// takes on that level, so made once per level rather than per request.
+#[derive(Clone, Copy)]
+pub(crate) struct Surface<'a> {
+    src: Source<'a>,
+    /// The tag with line position (0, 0).
+    key: LineKey,
+    hash: u64,
+    dims: (u32, u32),
+}
+
+impl<'a> Surface<'a> {
+    /// The texels' source.
+    pub fn source(&self) -> &Source<'a> {
+        &self.src
+    }
+
+    /// Texel (x, y) of this level and slice.
+    pub fn texel(&self, x: u32, y: u32) -> TexelAddr {
+        TexelAddr {
+            level: self.key.level,
+            slice: self.key.slice,
+            x,
+            y,
+        }
+    }
+}
+
 /// One L2 line read by an L1 fill: the line's address (texture id in the top bits, byte
 /// offset below) and the texture's generation at the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,6 +407,84 @@ impl TexelCache {
         }
     }
 
+    /// The [`Surface`] of level `level` (absolute) and storage slice `slice` of `src`.
+    pub fn surface<'a>(&self, src: &Source<'a>, level: u32, slice: u32) -> Surface<'a> {
+        let key = LineKey {
+            lx: 0,
+            ly: 0,
+            level,
+            slice,
+            tex: src.texture.id(),
+            generation: src.texture.generation(),
+            format: src.format,
+            aspect: src.aspect,
+        };
+        Surface {
+            src: *src,
+            key,
+            hash: key.surface_hash(),
+            dims: self.line_dims(src.texture),
+        }
+    }
+
+    /// One bilinear request whose four taps are all texels of `s`: (x0, y0), (x1, y0),
+    /// (x0, y1), (x1, y1) for `xs` = [x0, x1], `ys` = [y0, y1], read in that order.
+    /// Exactly what [`TexelCache::fetch`] does with those taps (the same accesses in the
+    /// same order: a line is accessed where a tap first names it, and every tap in it read
+    /// right away), with the distinct lines known from the two line columns and rows.
+    pub fn fetch_2x2(&mut self, s: &Surface, xs: [u32; 2], ys: [u32; 2]) -> [[u32; 4]; 4] {
+        self.stats.requests += 1;
+        self.stats.texel_reads += 4;
+        let (lw, lh) = s.dims;
+        let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
+        let (lx, ly) = (xs.map(|x| x >> sx), ys.map(|y| y >> sy));
+        // Each tap's place in its line: row offset plus column.
+        let (px, py) = (
+            xs.map(|x| (x & (lw - 1)) as usize),
+            ys.map(|y| ((y & (lh - 1)) << sx) as usize),
+        );
+        let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);
+        let lt = self.line_texels;
+        let mut out = [[0u32; 4]; 4];
+        let b = self.access_at(s, lx[0], ly[0]) * lt;
+        out[0] = self.data[b + py[0] + px[0]];
+        if same_x {
+            out[1] = self.data[b + py[0] + px[1]];
+        }
+        if same_y {
+            out[2] = self.data[b + py[1] + px[0]];
+            if same_x {
+                out[3] = self.data[b + py[1] + px[1]];
+            }
+        }
+        if !same_x {
+            let b = self.access_at(s, lx[1], ly[0]) * lt;
+            out[1] = self.data[b + py[0] + px[1]];
+            if same_y {
+                out[3] = self.data[b + py[1] + px[1]];
+            }
+        }
+        if !same_y {
+            let b = self.access_at(s, lx[0], ly[1]) * lt;
+            out[2] = self.data[b + py[1] + px[0]];
+            if same_x {
+                out[3] = self.data[b + py[1] + px[1]];
+            }
+            if !same_x {
+                let b = self.access_at(s, lx[1], ly[1]) * lt;
+                out[3] = self.data[b + py[1] + px[1]];
+            }
+        }
+        out
+    }
+
+    /// [`TexelCache::access`] of line (lx, ly) of `s`.
+    #[inline]
+    fn access_at(&mut self, s: &Surface, lx: u32, ly: u32) -> usize {
+        let key = LineKey { lx, ly, ..s.key };
+        self.access_hashed(&s.src, &key, s.hash, s.dims)
+    }
+
     /// Reads one footprint's texels (one request) into `out`.
     pub fn fetch(&mut self, src: &Source, taps: &[TexelAddr], out: &mut [[u32; 4]]) {
         self.stats.requests += 1;
@@ -442,6 +557,12 @@ impl TexelCache {
     /// still holds `key` it is the way the set's search would find (same hit, same LRU
     /// update), found without hashing or searching.
     fn access(&mut self, src: &Source, key: &LineKey, dims: (u32, u32)) -> usize {
+        self.access_hashed(src, key, key.surface_hash(), dims)
+    }
+
+    /// [`TexelCache::access`] given the key's [`LineKey::surface_hash`].
+    #[inline]
+    fn access_hashed(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
         if let Some((k, stamp)) = &mut self.tags[self.last_way]
@@ -451,7 +572,7 @@ impl TexelCache {
             self.stats.l1_hits += 1;
             return self.last_way;
         }
-        let set = key.set(self.sets);
+        let set = key.set(hash, self.sets);
         let base = set * self.ways;
         for w in base..base + self.ways {
             if let Some((k, stamp)) = &mut self.tags[w]

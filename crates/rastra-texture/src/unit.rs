@@ -33,7 +33,7 @@
 //! everything about coordinates (NaN, infinities, far out of range) has a defined result.
 
 use crate::cache::{
-    CacheConfig, L2Port, L2Request, Source, TexelAddr, TexelCache, TexelCacheStats,
+    CacheConfig, L2Port, L2Request, Source, Surface, TexelAddr, TexelCache, TexelCacheStats,
 };
 use crate::cube;
 use crate::format::{SampleType, TextureFormat};
@@ -144,6 +144,15 @@ struct LaneLod {
     /// Anisotropic probes and the major axis (in the position's coordinate space).
     probes: u32,
     axis: [f32; 3],
+}
+
+/// A 2D level as bilinear footprints on it see it ([`TextureUnit::level_2d`]).
+struct Level2d<'t> {
+    surface: Surface<'t>,
+    size: [u32; 2],
+    modes: [AddressMode; 2],
+    /// The border colour as register bits.
+    border: [u32; 4],
 }
 
 /// Border results per tap.
@@ -584,8 +593,15 @@ impl TextureUnit {
             let level = levels[0].0;
             return self.footprint(src, view, sampler, quad.offset, level, pos, filter, ctx);
         }
+        // Bilinear 2D footprints (what `footprint` would pick for every probe) share their
+        // level's set-up.
+        let bilinear = matches!(pos, Pos::Flat(_))
+            && filter == FilterMode::Linear
+            && ctx.depth_ref.is_none()
+            && view_dims(view) == 2;
         let mut acc = [0.0f32; 4];
         for &(level, lw) in levels {
+            let l2d = bilinear.then(|| self.level_2d(src, view, sampler, level, ctx.slice));
             for k in 0..n {
                 let t = (k as f32 + 0.5) / n as f32 - 0.5;
                 let p = if n == 1 {
@@ -593,7 +609,10 @@ impl TextureUnit {
                 } else {
                     offset_pos(pos, lod.axis, t)
                 };
-                let v = self.footprint(src, view, sampler, quad.offset, level, p, filter, ctx);
+                let v = match (&l2d, p) {
+                    (Some(l), Pos::Flat(c)) => self.bilinear_2d(l, quad.offset, c),
+                    _ => self.footprint(src, view, sampler, quad.offset, level, p, filter, ctx),
+                };
                 let w = lw / n as f32;
                 for c in 0..4 {
                     acc[c] += w * v[c];
@@ -793,34 +812,72 @@ impl TextureUnit {
             && ctx.depth_ref.is_none()
             && view_dims(view) == 2
         {
-            return self.bilinear_2d(src, view, sampler, offset, level, c, ctx.slice);
+            let l = self.level_2d(src, view, sampler, level, ctx.slice);
+            return self.bilinear_2d(&l, offset, c);
         }
         self.footprint_general(src, view, sampler, offset, level, pos, filter, ctx)
     }
 
-    /// The bilinear footprint of a 2D level: [`TextureUnit::taps`]'s four taps (the same
-    /// [`linear_axis`] per axis; x fastest, then y; weights `wx · wy · 1`), fetched and
-    /// weighted exactly as the general path does, without its tap list for every shape of footprint (tested against it).
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn bilinear_2d(
-        &mut self,
-        src: &Source,
+    /// What a bilinear footprint on 2D level `level` (of the view) and storage slice
+    /// `slice` needs besides its coordinates: made once per level a lane samples, not per
+    /// anisotropic probe.
+    fn level_2d<'t>(
+        &self,
+        src: &Source<'t>,
         view: &TextureView,
         sampler: &Sampler,
-        offset: [i32; 3],
         level: u32,
-        c: [f32; 3],
         slice: u32,
-    ) -> [f32; 4] {
+    ) -> Level2d<'t> {
         let size = view.level_size(level);
-        let abs = view.base_mip_level + level;
         let d = sampler.desc();
-        let modes = [d.address_mode_u, d.address_mode_v];
+        Level2d {
+            surface: self.cache.surface(src, view.base_mip_level + level, slice),
+            size: [size[0], size[1]],
+            modes: [d.address_mode_u, d.address_mode_v],
+            border: d.border_color.rgba().map(f32::to_bits),
+        }
+    }
+
+    /// The bilinear footprint of a 2D level: [`TextureUnit::taps`]'s four taps (the same
+    /// [`linear_axis`] per axis; x fastest, then y; weights `wx · wy · 1`), fetched and
+    /// weighted exactly as the general path does, without its tap list for every shape of
+    /// footprint (tested against it). Four texels in range are one 2×2 fetch; a footprint
+    /// with border taps fetches the others.
+    #[inline]
+    fn bilinear_2d(&mut self, l: &Level2d, offset: [i32; 3], c: [f32; 3]) -> [f32; 4] {
         let axes = [
-            linear_axis(c[0] * size[0] as f32, size[0], offset[0], modes[0]),
-            linear_axis(c[1] * size[1] as f32, size[1], offset[1], modes[1]),
+            linear_axis(c[0] * l.size[0] as f32, l.size[0], offset[0], l.modes[0]),
+            linear_axis(c[1] * l.size[1] as f32, l.size[1], offset[1], l.modes[1]),
         ];
+        let weights: [f32; 4] = std::array::from_fn(|k| axes[0][k & 1].1 * axes[1][k >> 1].1 * 1.0);
+        let vals = match (axes[0][0].0, axes[0][1].0, axes[1][0].0, axes[1][1].0) {
+            (Some(x0), Some(x1), Some(y0), Some(y1)) => {
+                self.cache.fetch_2x2(&l.surface, [x0, x1], [y0, y1])
+            }
+            _ => self.bilinear_with_border(l, axes),
+        };
+        let mut acc = [0.0f32; 4];
+        for k in 0..4 {
+            let wk = weights[k];
+            if wk == 0.0 {
+                continue;
+            }
+            for ch in 0..4 {
+                acc[ch] += wk * f32::from_bits(vals[k][ch]);
+            }
+        }
+        acc
+    }
+
+    /// [`TextureUnit::bilinear_2d`]'s texels when some taps are border texels: the others
+    /// fetched as one request, the border colour in place of the rest.
+    #[cold]
+    fn bilinear_with_border(
+        &mut self,
+        l: &Level2d,
+        axes: [[(Option<u32>, f32); 2]; 2],
+    ) -> [[u32; 4]; 4] {
         let mut addrs = [TexelAddr {
             level: 0,
             slice: 0,
@@ -829,39 +886,20 @@ impl TextureUnit {
         }; 4];
         // Per tap: its place among the fetched texels, or none for a border texel.
         let mut fetched = [None; 4];
-        let mut weights = [0.0f32; 4];
         let mut n = 0;
         for k in 0..4 {
-            let ((x, wx), (y, wy)) = (axes[0][k & 1], axes[1][k >> 1]);
-            weights[k] = wx * wy * 1.0;
-            if let (Some(x), Some(y)) = (x, y) {
-                addrs[n] = TexelAddr {
-                    level: abs,
-                    slice,
-                    x,
-                    y,
-                };
+            if let (Some(x), Some(y)) = (axes[0][k & 1].0, axes[1][k >> 1].0) {
+                addrs[n] = l.surface.texel(x, y);
                 fetched[k] = Some(n);
                 n += 1;
             }
         }
         let mut vals = [[0u32; 4]; 4];
         if n > 0 {
-            self.cache.fetch(src, &addrs[..n], &mut vals[..n]);
+            self.cache
+                .fetch(l.surface.source(), &addrs[..n], &mut vals[..n]);
         }
-        let border = d.border_color.rgba().map(f32::to_bits);
-        let mut acc = [0.0f32; 4];
-        for k in 0..4 {
-            let wk = weights[k];
-            if wk == 0.0 {
-                continue;
-            }
-            let v = fetched[k].map_or(border, |i| vals[i]);
-            for ch in 0..4 {
-                acc[ch] += wk * f32::from_bits(v[ch]);
-            }
-        }
-        acc
+        fetched.map(|f| f.map_or(l.border, |i| vals[i]))
     }
 
     /// Any point or linear footprint: [`TextureUnit::taps`], fetched, compared, filtered.
@@ -1268,7 +1306,8 @@ mod bilinear_tests {
                 slice,
                 depth_ref: None,
             };
-            let a = fast.bilinear_2d(&src, &view, &sampler, offset, level, c, slice);
+            let l = fast.level_2d(&src, &view, &sampler, level, slice);
+            let a = fast.bilinear_2d(&l, offset, c);
             let b = general.footprint_general(
                 &src,
                 &view,
