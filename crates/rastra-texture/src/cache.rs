@@ -34,7 +34,7 @@
 
 use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
 use crate::format::{TextureAspect, TextureFormat};
-use crate::storage::{Texture, TextureDimension};
+use crate::storage::{TILE, Texture, TextureDimension, morton8};
 
 /// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
 /// count, L1 lines to 65536, L2 lines to `MAX_LINES`; line sides rounded down to powers
@@ -615,6 +615,66 @@ impl TexelCache {
         // 8-bit unorm texels (the commonest) decode through tables picked once per fill.
         let unorm8 = format.unorm8_decoder();
         let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
+        // The common line: uncompressed texels of a single-sampled 2D (or 3D) level, the
+        // line a square of at most a tile wholly inside the level — then it is an aligned
+        // square of an 8×8 Morton tile (`storage`), its texels consecutive elements in
+        // Morton order, read as one run. The same L2 lines in the same order and the same
+        // values as the general walk below.
+        let square = bw == 1
+            && bh == 1
+            && lw == lh
+            && lw <= TILE
+            && tex.desc().dimension != TextureDimension::D1
+            && tex.desc().sample_count <= 1
+            && (key.lx + 1) * lw <= ew
+            && (key.ly + 1) * lh <= eh;
+        let run = square
+            .then(|| tex.element_offset(key.level, key.slice, key.lx * lw, key.ly * lh))
+            .flatten()
+            .and_then(|base| Some((base, tex.elements_at(base, (lw * lh) as usize)?)));
+        if let Some((base, bytes)) = run {
+            let eb = elem_bytes as usize;
+            let lb = self.l2_line_bytes;
+            let first_address = (tex.id() << 40) | base;
+            let line_of = |a: u64| {
+                if lb.is_power_of_two() {
+                    a >> lb.trailing_zeros()
+                } else {
+                    a / lb
+                }
+            };
+            let mut last_line = None;
+            for ty in 0..lh {
+                for tx in 0..lw {
+                    let m = morton8(tx, ty) as usize;
+                    let address = first_address + (m * eb) as u64;
+                    let (first, last) = (line_of(address), line_of(address + elem_bytes - 1));
+                    for l in first..=last {
+                        if last_line != Some(l) && !l2_lines.contains(&l) {
+                            l2_lines.push(l);
+                            self.stats.l2_accesses += 1;
+                            let request = L2Request {
+                                address: l * lb,
+                                generation: tex.generation(),
+                            };
+                            match &mut self.l2 {
+                                L2Port::Own(l2) => l2.replay(&[request], &mut self.stats),
+                                L2Port::Log(log) => log.push(request),
+                            }
+                        }
+                        last_line = Some(l);
+                    }
+                    let t = &bytes[m * eb..(m + 1) * eb];
+                    let out = &mut line[(ty * lw + tx) as usize];
+                    match &unorm8 {
+                        Some(d) => d.decode_into(t, out),
+                        None => *out = format.decode_bits(src.aspect, t),
+                    }
+                }
+            }
+            self.fill_lines = l2_lines;
+            return;
+        }
         for ty in 0..lh {
             for tx in 0..lw {
                 let (x, y) = (key.lx * lw + tx, key.ly * lh + ty);

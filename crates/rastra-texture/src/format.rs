@@ -1237,7 +1237,7 @@ impl Unorm8Decoder {
     /// [`Unorm8Decoder::decode`] straight into `out`: the four values are put together in
     /// a vector register and stored at once (four 4-byte stores read back as wider words
     /// would stall the store buffer of whoever copies the texel next).
-    #[inline]
+    #[inline(always)]
     pub fn decode_into(&self, t: &[u8], out: &mut [u32; 4]) {
         let c = |i: usize| self.color[t[i] as usize];
         let v = match self.n {

@@ -535,6 +535,13 @@ impl Texture {
             .get(off..off.checked_add(self.layout.elem_bytes as usize)?)
     }
 
+    /// Stored bytes of `count` consecutive elements from byte `offset`.
+    pub fn elements_at(&self, offset: u64, count: usize) -> Option<&[u8]> {
+        let off = usize::try_from(offset).ok()?;
+        let len = (self.layout.elem_bytes as usize).checked_mul(count)?;
+        self.data.get(off..off.checked_add(len)?)
+    }
+
     /// Mutable stored bytes of one element (bumps the generation).
     pub fn element_mut(&mut self, level: u32, slice: u32, ex: u32, ey: u32) -> Option<&mut [u8]> {
         let off = self.element_offset(level, slice, ex, ey)? as usize;
