@@ -147,35 +147,85 @@ impl TexelCacheStats {
 /// Taps of one footprint the cache resolves together: a bilinear footprint on two levels.
 const MAX_FOOTPRINT: usize = 8;
 
-/// An L1 line tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct LineKey {
-    // Compared in this order: the line's position first, as it differs most often.
-    lx: u32,
-    ly: u32,
-    level: u32,
-    slice: u32,
+/// Sources one L1 can tell apart between invalidations (a tag's source field is 24 bits;
+/// the all-ones value marks an empty way). Reaching it empties the L1 (a cold start).
+const MAX_SOURCES: usize = (1 << 24) - 1;
+
+/// What decoded texels depend on besides their position: the texture and its generation
+/// (a write bumps it, so stale lines never hit) and the view's interpretation of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SourceKey {
     tex: u64,
     generation: u64,
     format: TextureFormat,
     aspect: TextureAspect,
 }
 
+/// An L1 line tag as two words: the line's position (line x, line y) and its surface —
+/// the L1's index for the source ([`TexelCache::source_index`]), the absolute mip level and
+/// the storage slice. Equal tags name the same decoded texels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineKey {
+    // Compared in this order: the line's position first, as it differs most often.
+    pos: u64,
+    surface: u64,
+}
+
+/// The hash of a tag's fields other than the line position (fixed for a footprint's level
+/// and slice, so [`Surface`] computes it once).
+fn surface_hash(tex: u64, generation: u64, level: u32, slice: u32) -> u64 {
+    let mut h = tex.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for v in [generation, level as u64, slice as u64] {
+        h = (h ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(23);
+    }
+    h
+}
+
 impl LineKey {
-    /// The hash of the tag's fields other than the line position (fixed for a footprint's
-    /// level and slice, so [`Surface`] computes it once).
-    fn surface_hash(&self) -> u64 {
-        let mut h = self.tex.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        for v in [self.generation, self.level as u64, self.slice as u64] {
-            h = (h ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(23);
+    /// The tag of no line (an empty way).
+    const EMPTY: LineKey = LineKey {
+        pos: u64::MAX,
+        surface: u64::MAX,
+    };
+
+    #[inline]
+    fn new(source: u32, level: u32, slice: u32, lx: u32, ly: u32) -> LineKey {
+        debug_assert!((source as usize) < MAX_SOURCES && level < 256);
+        LineKey {
+            pos: lx as u64 | (ly as u64) << 32,
+            surface: (source as u64) << 40 | (level as u64) << 32 | slice as u64,
         }
-        h
+    }
+
+    /// The same surface's line (lx, ly).
+    #[inline]
+    fn at(self, lx: u32, ly: u32) -> LineKey {
+        LineKey {
+            pos: lx as u64 | (ly as u64) << 32,
+            ..self
+        }
+    }
+
+    fn lx(&self) -> u32 {
+        self.pos as u32
+    }
+
+    fn ly(&self) -> u32 {
+        (self.pos >> 32) as u32
+    }
+
+    fn level(&self) -> u32 {
+        (self.surface >> 32) as u32 & 0xff
+    }
+
+    fn slice(&self) -> u32 {
+        self.surface as u32
     }
 
     /// Set index: the Morton interleave of the line's x and y (so any square of
     /// neighbouring lines spreads over distinct sets, as texture caches index by tile
     /// coordinate bits), offset by `h`, the hash of the rest of the tag
-    /// ([`LineKey::surface_hash`]), so different mips, slices and textures do not all start
+    /// ([`surface_hash`]), so different mips, slices and textures do not all start
     /// in set 0.
     #[inline]
     fn set(&self, h: u64, sets: usize) -> usize {
@@ -186,7 +236,7 @@ impl LineKey {
             v = (v | v << 2) & 0x3333_3333;
             (v | v << 1) & 0x5555_5555
         };
-        let morton = spread(self.lx) | spread(self.ly) << 1;
+        let morton = spread(self.lx()) | spread(self.ly()) << 1;
         let v = morton ^ (h >> 40);
         // The default geometry has a power-of-two set count: a mask, not a division.
         if sets.is_power_of_two() {
@@ -310,8 +360,8 @@ impl<'a> Surface<'a> {
     /// Texel (x, y) of this level and slice.
     pub fn texel(&self, x: u32, y: u32) -> TexelAddr {
         TexelAddr {
-            level: self.key.level,
-            slice: self.key.slice,
+            level: self.key.level(),
+            slice: self.key.slice(),
             x,
             y,
         }
@@ -342,8 +392,12 @@ pub(crate) struct TexelCache {
     sets: usize,
     ways: usize,
     line_texels: usize,
-    /// (tag, last use) per way, `sets × ways`.
-    tags: Vec<Option<(LineKey, u64)>>,
+    /// (tag, last use) per way, `sets × ways`; an empty way is ([`LineKey::EMPTY`], 0).
+    tags: Vec<(LineKey, u64)>,
+    /// The sources the tags name, by index (cleared with the tags).
+    sources: Vec<SourceKey>,
+    /// The index [`TexelCache::source_index`] returned last.
+    last_source: usize,
     /// The way the last access returned.
     last_way: usize,
     /// Decoded texels, `line_texels` per way.
@@ -377,7 +431,9 @@ impl TexelCache {
             sets,
             ways,
             line_texels,
-            tags: vec![None; sets * ways],
+            tags: vec![(LineKey::EMPTY, 0); sets * ways],
+            sources: Vec::new(),
+            last_source: 0,
             last_way: 0,
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
@@ -391,7 +447,34 @@ impl TexelCache {
 
     /// Empties the L1 (a cold start); the L2 keeps its contents.
     pub fn invalidate(&mut self) {
-        self.tags.iter_mut().for_each(|t| *t = None);
+        self.tags.fill((LineKey::EMPTY, 0));
+        self.sources.clear();
+    }
+
+    /// The L1's index for `src`: sources get indices in the order they are first seen
+    /// after an invalidation, so equal indices mean equal sources.
+    fn source_index(&mut self, src: &Source) -> u32 {
+        let key = SourceKey {
+            tex: src.texture.id(),
+            generation: src.texture.generation(),
+            format: src.format,
+            aspect: src.aspect,
+        };
+        if self.sources.get(self.last_source) == Some(&key) {
+            return self.last_source as u32;
+        }
+        let i = match self.sources.iter().rposition(|s| *s == key) {
+            Some(i) => i,
+            None => {
+                if self.sources.len() >= MAX_SOURCES {
+                    self.invalidate();
+                }
+                self.sources.push(key);
+                self.sources.len() - 1
+            }
+        };
+        self.last_source = i;
+        i as u32
     }
 
     pub fn config(&self) -> &CacheConfig {
@@ -408,21 +491,12 @@ impl TexelCache {
     }
 
     /// The [`Surface`] of level `level` (absolute) and storage slice `slice` of `src`.
-    pub fn surface<'a>(&self, src: &Source<'a>, level: u32, slice: u32) -> Surface<'a> {
-        let key = LineKey {
-            lx: 0,
-            ly: 0,
-            level,
-            slice,
-            tex: src.texture.id(),
-            generation: src.texture.generation(),
-            format: src.format,
-            aspect: src.aspect,
-        };
+    pub fn surface<'a>(&mut self, src: &Source<'a>, level: u32, slice: u32) -> Surface<'a> {
+        let (tex, generation) = (src.texture.id(), src.texture.generation());
         Surface {
             src: *src,
-            key,
-            hash: key.surface_hash(),
+            key: LineKey::new(self.source_index(src), level, slice, 0, 0),
+            hash: surface_hash(tex, generation, level, slice),
             dims: self.line_dims(src.texture),
         }
     }
@@ -481,8 +555,7 @@ impl TexelCache {
     /// [`TexelCache::access`] of line (lx, ly) of `s`.
     #[inline]
     fn access_at(&mut self, s: &Surface, lx: u32, ly: u32) -> usize {
-        let key = LineKey { lx, ly, ..s.key };
-        self.access_hashed(&s.src, &key, s.hash, s.dims)
+        self.access_hashed(&s.src, &s.key.at(lx, ly), s.hash, s.dims)
     }
 
     /// Reads one footprint's texels (one request) into `out`.
@@ -513,6 +586,7 @@ impl TexelCache {
         // Line sides are powers of two (`CacheConfig`): shifts and masks, no divisions.
         let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
         let (tex, generation) = (src.texture.id(), src.texture.generation());
+        let source = self.source_index(src);
         let n = taps.len().min(out.len()).min(MAX_FOOTPRINT);
         // Per tap: its line (level, slice, line x, line y) as one word, and its texel's
         // place inside the line.
@@ -531,17 +605,9 @@ impl TexelCache {
                 continue;
             }
             let t = &taps[i];
-            let key = LineKey {
-                lx: t.x >> sx,
-                ly: t.y >> sy,
-                level: t.level,
-                slice: t.slice,
-                tex,
-                generation,
-                format: src.format,
-                aspect: src.aspect,
-            };
-            let way = self.access(src, &key, (lw, lh));
+            let key = LineKey::new(source, t.level, t.slice, t.x >> sx, t.y >> sy);
+            let hash = surface_hash(tex, generation, t.level, t.slice);
+            let way = self.access_hashed(src, &key, hash, (lw, lh));
             let line = &self.data[way * self.line_texels..(way + 1) * self.line_texels];
             for j in i..n {
                 if lines[j] == lines[i] {
@@ -552,33 +618,26 @@ impl TexelCache {
         }
     }
 
-    /// One L1 access: returns the way holding `key`, filling it on a miss. The way the
-    /// previous access returned is checked first: a tag lives in one way only, so when it
-    /// still holds `key` it is the way the set's search would find (same hit, same LRU
-    /// update), found without hashing or searching.
-    fn access(&mut self, src: &Source, key: &LineKey, dims: (u32, u32)) -> usize {
-        self.access_hashed(src, key, key.surface_hash(), dims)
-    }
-
-    /// [`TexelCache::access`] given the key's [`LineKey::surface_hash`].
+    /// One L1 access: returns the way holding `key` (whose [`surface_hash`] is `hash`),
+    /// filling it on a miss. The way the previous access returned is checked first: a tag
+    /// lives in one way only, so when it still holds `key` it is the way the set's search
+    /// would find (same hit, same LRU update), found without searching.
     #[inline]
     fn access_hashed(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
-        if let Some((k, stamp)) = &mut self.tags[self.last_way]
-            && k == key
-        {
-            *stamp = self.clock;
+        let last = &mut self.tags[self.last_way];
+        if last.0 == *key {
+            last.1 = self.clock;
             self.stats.l1_hits += 1;
             return self.last_way;
         }
         let set = key.set(hash, self.sets);
         let base = set * self.ways;
         for w in base..base + self.ways {
-            if let Some((k, stamp)) = &mut self.tags[w]
-                && k == key
-            {
-                *stamp = self.clock;
+            let t = &mut self.tags[w];
+            if t.0 == *key {
+                t.1 = self.clock;
                 self.stats.l1_hits += 1;
                 self.last_way = w;
                 return w;
@@ -586,10 +645,11 @@ impl TexelCache {
         }
         self.stats.l1_misses += 1;
         self.stats.l1_texels_filled += self.line_texels as u64;
+        // Empty ways (last use 0) first, then the least recently used.
         let victim = (base..base + self.ways)
-            .min_by_key(|&w| self.tags[w].map_or(0, |t| t.1))
+            .min_by_key(|&w| self.tags[w].1)
             .unwrap_or(base);
-        self.tags[victim] = Some((*key, self.clock));
+        self.tags[victim] = (*key, self.clock);
         self.fill(src, key, dims, victim);
         self.last_way = victim;
         victim
@@ -604,7 +664,7 @@ impl TexelCache {
         let tex = src.texture;
         let format = src.format;
         let (bw, bh) = format.block_dims();
-        let [ew, eh] = tex.mip_elements(key.level);
+        let [ew, eh] = tex.mip_elements(key.level());
         let elem_bytes = format.block_size() as u64;
         // The L2 lines this fill has read (kept in `self` so fills do not allocate).
         let mut l2_lines = std::mem::take(&mut self.fill_lines);
@@ -626,10 +686,10 @@ impl TexelCache {
             && lw <= TILE
             && tex.desc().dimension != TextureDimension::D1
             && tex.desc().sample_count <= 1
-            && (key.lx + 1) * lw <= ew
-            && (key.ly + 1) * lh <= eh;
+            && (key.lx() + 1) * lw <= ew
+            && (key.ly() + 1) * lh <= eh;
         let run = square
-            .then(|| tex.element_offset(key.level, key.slice, key.lx * lw, key.ly * lh))
+            .then(|| tex.element_offset(key.level(), key.slice(), key.lx() * lw, key.ly() * lh))
             .flatten()
             .and_then(|base| Some((base, tex.elements_at(base, (lw * lh) as usize)?)));
         if let Some((base, bytes)) = run {
@@ -677,7 +737,7 @@ impl TexelCache {
         }
         for ty in 0..lh {
             for tx in 0..lw {
-                let (x, y) = (key.lx * lw + tx, key.ly * lh + ty);
+                let (x, y) = (key.lx() * lw + tx, key.ly() * lh + ty);
                 let (ex, ey) = if bw == 1 && bh == 1 {
                     (x, y)
                 } else {
@@ -688,7 +748,7 @@ impl TexelCache {
                 if ex >= ew || ey >= eh {
                     continue;
                 }
-                let Some(offset) = tex.element_offset(key.level, key.slice, ex, ey) else {
+                let Some(offset) = tex.element_offset(key.level(), key.slice(), ex, ey) else {
                     continue;
                 };
                 let address = (tex.id() << 40) | offset;

@@ -822,7 +822,7 @@ impl TextureUnit {
     /// `slice` needs besides its coordinates: made once per level a lane samples, not per
     /// anisotropic probe.
     fn level_2d<'t>(
-        &self,
+        &mut self,
         src: &Source<'t>,
         view: &TextureView,
         sampler: &Sampler,
