@@ -183,3 +183,33 @@ fn results_do_not_depend_on_the_cache() {
         1.0
     );
 }
+
+/// A line is the texels of one interpretation of one texture: an sRGB and a linear view of
+/// the same texture, sampled in turn through one unit, each read their own decoding (and
+/// the second view's first read misses although the bytes are cached for the first).
+#[test]
+fn views_of_one_texture_do_not_share_lines() {
+    let mut t = Texture::new(TextureDesc::d2(8, 8, F::Rgba8Unorm)).unwrap();
+    t.write_packed(TextureCopy::default(), &[128u8; 8 * 8 * 4], [8, 8, 1])
+        .unwrap();
+    let linear = view(&t);
+    let srgb = view_with(
+        &t,
+        rastra_texture::TextureViewDesc {
+            format: Some(F::Rgba8UnormSrgb),
+            ..Default::default()
+        },
+    );
+    let s = default_sampler();
+    let p = point([0.3, 0.6, 0.0]);
+    let mut u = TextureUnit::new(CacheConfig::default());
+    let (lin, dec) = (128.0 / 255.0, rastra_texture::format::srgb_to_linear8(128));
+    for round in 0..3 {
+        let a = u.sample_level(&t, &linear, &s, &p, [0.0; 4]).unwrap()[0];
+        let b = u.sample_level(&t, &srgb, &s, &p, [0.0; 4]).unwrap()[0];
+        assert_eq!(a[..3], [lin; 3], "round {round}");
+        assert_eq!(b[..3], [dec; 3], "round {round}");
+        assert_eq!(a[3], b[3], "alpha is linear in both");
+    }
+    assert_eq!(u.stats().l1_misses, 2, "one line per view, then hits");
+}
