@@ -1080,6 +1080,27 @@ fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
 #[inline(always)]
 fn linear_axis(u: f32, n: u32, offset: i32, mode: AddressMode) -> [(Option<u32>, f32); 2] {
     let u = u - 0.5;
+    if u.abs() < 8_388_608.0 {
+        // What the general path below computes, with the floor taken once: below 2²³ the
+        // truncation is exact (`floor_f32`, `floor_i64`), the fraction finite, and two
+        // texels inside the axis are their own address in every mode.
+        let t = u as i32;
+        let tf = t as f32;
+        let (i, fl) = if tf > u {
+            (t - 1, tf - 1.0)
+        } else {
+            (t, tf.copysign(u))
+        };
+        let frac = u - fl;
+        let i0 = i as i64 + offset as i64;
+        if i0 >= 0 && i0 + 1 < n as i64 {
+            return [(Some(i0 as u32), 1.0 - frac), (Some(i0 as u32 + 1), frac)];
+        }
+        return [
+            (address(i0, n, mode), 1.0 - frac),
+            (address(i0 + 1, n, mode), frac),
+        ];
+    }
     let fl = floor_f32(u);
     let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
     let i0 = sat_add(floor_i64(u), offset);
@@ -1229,6 +1250,70 @@ mod floor_tests {
 mod bilinear_tests {
     use super::*;
     use crate::{AddressMode, BorderColor, SamplerDesc, TextureDesc, TextureFormat};
+
+    /// [`linear_axis`]'s short path (one floor, in-range texels as their own address)
+    /// against the general computation it shortens, bit for bit: values around zero, texel
+    /// edges, the 2²³ boundary, huge values, infinities and NaN, every mode, odd sizes.
+    #[test]
+    fn linear_axis_equals_the_general_computation() {
+        fn general(u: f32, n: u32, offset: i32, mode: AddressMode) -> [(Option<u32>, f32); 2] {
+            let u = u - 0.5;
+            let fl = floor_f32(u);
+            let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
+            let i0 = sat_add(floor_i64(u), offset);
+            [
+                (address(i0, n, mode), 1.0 - frac),
+                (address(i0 + 1, n, mode), frac),
+            ]
+        }
+        let modes = [
+            AddressMode::Repeat,
+            AddressMode::MirrorRepeat,
+            AddressMode::ClampToEdge,
+            AddressMode::ClampToBorder,
+        ];
+        let mut s = 0x2545_f491u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let special = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            8_388_607.5,
+            8_388_608.5,
+            -8_388_607.5,
+            -8_388_609.0,
+            1e20,
+            -1e20,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        for i in 0..200_000u32 {
+            let r = next();
+            let u = match i % 4 {
+                0 => special[(r % special.len() as u32) as usize],
+                1 => f32::from_bits(next()),
+                2 => (next() % 4096) as f32 / 16.0 - 128.0,
+                _ => (next() as i32 >> 4) as f32 / 64.0,
+            };
+            let n = [1, 2, 3, 7, 64, 1000][(r >> 4) as usize % 6];
+            let offset = (r >> 8) as i32 % 9 - 4;
+            let mode = modes[(r >> 12) as usize % 4];
+            let a = linear_axis(u, n, offset, mode);
+            let b = general(u, n, offset, mode);
+            for k in 0..2 {
+                assert_eq!(a[k].0, b[k].0, "u {u} n {n} offset {offset} {mode:?}");
+                assert_eq!(a[k].1.to_bits(), b[k].1.to_bits(), "u {u} n {n}");
+            }
+        }
+    }
 
     /// The bilinear fast path gives the general path's bits and cache traffic: every
     /// address mode and border, coordinates inside, outside and far outside the texture,
