@@ -147,6 +147,9 @@ impl TexelCacheStats {
 /// Taps of one footprint the cache resolves together: a bilinear footprint on two levels.
 const MAX_FOOTPRINT: usize = 8;
 
+/// Ways an access checks before searching its set ([`TexelCache::access_hashed`]).
+const RECENT_WAYS: usize = 4;
+
 /// Sources one L1 can tell apart between invalidations (a tag's source field is 24 bits;
 /// the all-ones value marks an empty way). Reaching it empties the L1 (a cold start).
 const MAX_SOURCES: usize = (1 << 24) - 1;
@@ -398,8 +401,11 @@ pub(crate) struct TexelCache {
     sources: Vec<SourceKey>,
     /// The index [`TexelCache::source_index`] returned last.
     last_source: usize,
-    /// The way the last access returned.
-    last_way: usize,
+    /// The ways the last few set searches returned (round robin), checked before a
+    /// search.
+    recent: [usize; RECENT_WAYS],
+    /// Where the next searched way goes in `recent`.
+    recent_next: usize,
     /// Decoded texels, `line_texels` per way.
     data: Vec<[u32; 4]>,
     clock: u64,
@@ -434,7 +440,8 @@ impl TexelCache {
             tags: vec![(LineKey::EMPTY, 0); sets * ways],
             sources: Vec::new(),
             last_source: 0,
-            last_way: 0,
+            recent: [0; RECENT_WAYS],
+            recent_next: 0,
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
@@ -619,19 +626,32 @@ impl TexelCache {
     }
 
     /// One L1 access: returns the way holding `key` (whose [`surface_hash`] is `hash`),
-    /// filling it on a miss. The way the previous access returned is checked first: a tag
-    /// lives in one way only, so when it still holds `key` it is the way the set's search
-    /// would find (same hit, same LRU update), found without searching.
-    #[inline]
+    /// filling it on a miss. The ways recent searches returned are checked first: a tag
+    /// lives in one way only, so a way that still holds `key` is the way the set's search
+    /// would find (same hit, same LRU update), found without searching. (A footprint's
+    /// lines on two levels are four ways that keep coming back.)
+    #[inline(always)]
     fn access_hashed(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
-        let last = &mut self.tags[self.last_way];
-        if last.0 == *key {
-            last.1 = self.clock;
-            self.stats.l1_hits += 1;
-            return self.last_way;
+        for w in self.recent {
+            let t = &mut self.tags[w];
+            if t.0 == *key {
+                t.1 = self.clock;
+                self.stats.l1_hits += 1;
+                return w;
+            }
         }
+        let w = self.search(src, key, hash, dims);
+        self.recent[self.recent_next % RECENT_WAYS] = w;
+        self.recent_next = self.recent_next.wrapping_add(1);
+        w
+    }
+
+    /// [`TexelCache::access_hashed`] past the recent ways: the set's search, and the fill
+    /// on a miss.
+    #[inline(never)]
+    fn search(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         let set = key.set(hash, self.sets);
         let base = set * self.ways;
         for w in base..base + self.ways {
@@ -639,7 +659,6 @@ impl TexelCache {
             if t.0 == *key {
                 t.1 = self.clock;
                 self.stats.l1_hits += 1;
-                self.last_way = w;
                 return w;
             }
         }
@@ -651,7 +670,6 @@ impl TexelCache {
             .unwrap_or(base);
         self.tags[victim] = (*key, self.clock);
         self.fill(src, key, dims, victim);
-        self.last_way = victim;
         victim
     }
 
