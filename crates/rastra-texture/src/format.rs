@@ -1144,11 +1144,12 @@ fn encode_rgb9e5(c: [f32; 4]) -> u32 {
 struct SrgbTables {
     decode: [f32; 256],
     /// `thresholds[k]`: smallest linear value that encodes to code `k + 1` or more (the
-    /// linear value of encoded `(k + 0.5) / 255`).
-    thresholds: [f32; 255],
+    /// linear value of encoded `(k + 0.5) / 255`); `thresholds[255]` is ∞ (no code above
+    /// 255).
+    thresholds: [f32; 256],
     /// `bucket_code[b]`: the code of the smallest linear value whose bits start with `b`
     /// (`bits >> BUCKET_SHIFT`), for every value below 1. A bucket spans less than 1% of
-    /// its values, so at most a couple of thresholds lie inside one.
+    /// its values, and at most one threshold lies inside one (tested).
     bucket_code: Vec<u8>,
 }
 
@@ -1165,8 +1166,13 @@ fn srgb_tables() -> &'static SrgbTables {
                 ((e + 0.055) / 1.055).powf(2.4)
             }
         };
-        let thresholds: [f32; 255] =
-            std::array::from_fn(|k| to_linear((k as f64 + 0.5) / 255.0) as f32);
+        let thresholds: [f32; 256] = std::array::from_fn(|k| {
+            if k < 255 {
+                to_linear((k as f64 + 0.5) / 255.0) as f32
+            } else {
+                f32::INFINITY
+            }
+        });
         let buckets = 1.0f32.to_bits() >> BUCKET_SHIFT;
         let bucket_code = (0..buckets)
             .map(|b| {
@@ -1284,17 +1290,16 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
     if !(x > 0.0) {
         return 0;
     }
-    let t = srgb_tables();
     if x >= 1.0 {
-        return t.thresholds.partition_point(|&t| t <= x) as u8;
+        // Every threshold is below 1.
+        return 255;
     }
-    // The bucket's first code, then the (at most few) thresholds inside the bucket: the
-    // same count of thresholds ≤ x as a search of the whole table.
-    let mut code = t.bucket_code[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
-    while code < t.thresholds.len() && t.thresholds[code] <= x {
-        code += 1;
-    }
-    code as u8
+    // The bucket's first code, plus one if x reaches the one threshold a bucket can hold
+    // (`srgb_buckets_hold_at_most_one_threshold`): the count of thresholds ≤ x, as a
+    // search of the whole table gives it, without a loop or a branch.
+    let t = srgb_tables();
+    let code = t.bucket_code[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
+    (code + (t.thresholds[code] <= x) as usize) as u8
 }
 
 #[cfg(test)]
@@ -1325,6 +1330,19 @@ mod tests {
         }
     }
 
+    /// What makes the bucketed encode loop-free: no bucket below 1 holds two thresholds.
+    #[test]
+    fn srgb_buckets_hold_at_most_one_threshold() {
+        let t = srgb_tables();
+        for pair in t.thresholds[..255].windows(2) {
+            assert_ne!(
+                pair[0].to_bits() >> BUCKET_SHIFT,
+                pair[1].to_bits() >> BUCKET_SHIFT,
+                "thresholds {pair:?} share a bucket"
+            );
+        }
+    }
+
     /// The bucketed sRGB encode counts the thresholds ≤ x exactly like a full search, at
     /// every threshold, its neighbours and a sweep of the range.
     #[test]
@@ -1332,7 +1350,7 @@ mod tests {
         let t = srgb_tables();
         let search = |x: f32| {
             if x > 0.0 {
-                t.thresholds.partition_point(|&t| t <= x) as u8
+                t.thresholds[..255].partition_point(|&t| t <= x) as u8
             } else {
                 0
             }
@@ -1340,7 +1358,7 @@ mod tests {
         let mut xs: Vec<f32> = vec![0.0, -0.0, -1.0, 1.0, 1.5, f32::NAN, f32::INFINITY];
         xs.push(f32::MIN_POSITIVE);
         xs.push(f32::from_bits(1));
-        for &th in &t.thresholds {
+        for &th in &t.thresholds[..255] {
             for d in -3i32..=3 {
                 xs.push(f32::from_bits((th.to_bits() as i32 + d) as u32));
             }
