@@ -1147,10 +1147,13 @@ struct SrgbTables {
     /// linear value of encoded `(k + 0.5) / 255`); `thresholds[255]` is ∞ (no code above
     /// 255).
     thresholds: [f32; 256],
-    /// `bucket_code[b]`: the code of the smallest linear value whose bits start with `b`
-    /// (`bits >> BUCKET_SHIFT`), for every value below 1. A bucket spans less than 1% of
-    /// its values, and at most one threshold lies inside one (tested).
+    /// `bucket_code[b]`: the code of the smallest linear value whose bits start with
+    /// `first_bucket + b` (`bits >> BUCKET_SHIFT`), for every value below 1. A bucket spans
+    /// less than 1% of its values, and at most one threshold lies inside one (tested).
     bucket_code: Vec<u8>,
+    /// A bucket wholly below the first threshold: every smaller value shares its code (0),
+    /// so the table starts there (some 1600 buckets, not 16256: it stays in the L1 cache).
+    first_bucket: u32,
 }
 
 /// Low bits of an f32 dropped to pick its [`SrgbTables::bucket_code`] bucket.
@@ -1174,7 +1177,8 @@ fn srgb_tables() -> &'static SrgbTables {
             }
         });
         let buckets = 1.0f32.to_bits() >> BUCKET_SHIFT;
-        let bucket_code = (0..buckets)
+        let first_bucket = (thresholds[0].to_bits() >> BUCKET_SHIFT).saturating_sub(1);
+        let bucket_code = (first_bucket..buckets)
             .map(|b| {
                 let lowest = f32::from_bits(b << BUCKET_SHIFT);
                 thresholds.partition_point(|&t| t <= lowest) as u8
@@ -1184,6 +1188,7 @@ fn srgb_tables() -> &'static SrgbTables {
             decode: std::array::from_fn(|k| to_linear(k as f64 / 255.0) as f32),
             thresholds,
             bucket_code,
+            first_bucket,
         }
     })
 }
@@ -1286,6 +1291,7 @@ pub fn srgb8_decode_table() -> &'static [f32; 256] {
 
 /// Linear float to 8-bit sRGB with round-to-nearest in the encoded domain (NaN → 0).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
+#[inline]
 pub fn linear_to_srgb8(x: f32) -> u8 {
     if !(x > 0.0) {
         return 0;
@@ -1298,7 +1304,8 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
     // (`srgb_buckets_hold_at_most_one_threshold`): the count of thresholds ≤ x, as a
     // search of the whole table gives it, without a loop or a branch.
     let t = srgb_tables();
-    let code = t.bucket_code[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
+    let bucket = (x.to_bits() >> BUCKET_SHIFT).saturating_sub(t.first_bucket);
+    let code = t.bucket_code[bucket as usize] as usize;
     (code + (t.thresholds[code] <= x) as usize) as u8
 }
 
