@@ -130,6 +130,9 @@ impl<'a> DepthUnit<'a> {
         let size = self.size;
         let base = self.layout.pixel(x, y);
         let write = write && self.write_enabled;
+        if self.plain_f32 {
+            return self.test_quad_f32(base, coverage, z, write);
+        }
         let mut pass = [0u8; 4];
         for i in 0..4 {
             if coverage[i] & 1 == 0 {
@@ -146,6 +149,37 @@ impl<'a> DepthUnit<'a> {
             }
         }
         self.wrote |= write && pass != [0; 4];
+        pass
+    }
+
+    /// [`DepthUnit::test_quad`] on a single-sampled Depth32Float surface, the quad's 16
+    /// bytes at `base`: the four tests side by side (no quantisation), the quad's texels
+    /// read and written back as one block (failing and uncovered pixels keep their bits).
+    #[inline]
+    fn test_quad_f32(
+        &mut self,
+        base: usize,
+        coverage: [u8; 4],
+        z: &[[f32; 4]; 4],
+        write: bool,
+    ) -> [u8; 4] {
+        // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
+        let texels = unsafe { self.data.texels_mut(base, 16) };
+        let old: [f32; 4] = std::array::from_fn(|i| {
+            f32::from_le_bytes(*texels[i * 4..].first_chunk().expect("a quad is 16 bytes"))
+        });
+        let [lo, hi] = self.range;
+        let new: [f32; 4] = std::array::from_fn(|i| z[i][0].clamp(lo, hi));
+        let cmp = self.compare;
+        let pass: [u8; 4] =
+            std::array::from_fn(|i| (coverage[i] & 1 != 0 && cmp.passes(new[i], old[i])) as u8);
+        if write && pass != [0; 4] {
+            for i in 0..4 {
+                let v = if pass[i] != 0 { new[i] } else { old[i] };
+                texels[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            self.wrote = true;
+        }
         pass
     }
 

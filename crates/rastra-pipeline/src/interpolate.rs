@@ -17,6 +17,20 @@ pub fn depth_at(tri: &Triangle, x: Fixed, y: Fixed) -> f32 {
     tri.z[0] + p.z[0] * dx + p.z[1] * dy
 }
 
+/// [`depth_at`] at the same sample offset `(ox, oy)` of the four pixels of the quad at
+/// pixel (x, y) (pixel `i` at `(x + i % 2, y + i / 2)`): the same operations per pixel, so
+/// the same bits, as four lanes.
+#[inline]
+pub fn depth_at_quad(tri: &Triangle, x: u32, y: u32, [ox, oy]: [Fixed; 2]) -> [f32; 4] {
+    let p = &tri.planes;
+    let one = 1 << SUBPIXEL_BITS;
+    let dx0 = ((x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
+    let dy0 = ((y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
+    let dx = [dx0, dx0 + one, dx0, dx0 + one].map(|d| offset(d, 0));
+    let dy = [dy0, dy0, dy0 + one, dy0 + one].map(|d| offset(d, 0));
+    std::array::from_fn(|i| tri.z[0] + p.z[0] * dx[i] + p.z[1] * dy[i])
+}
+
 /// Quads per warp.
 const QUADS: usize = WARP_LANES / 4;
 

@@ -14,7 +14,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{WarpPoints, WarpWeights, depth_at, interpolate_quad};
+use crate::interpolate::{WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_quad};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
@@ -129,7 +129,14 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let raster = quad.coverage;
         let t = tri;
         let mut z = [[0.0f32; 4]; 4];
-        if mode != DepthMode::Off {
+        if mode != DepthMode::Off && self.pattern.count == 1 {
+            // One sample per pixel: the quad's four depths at once (uncovered pixels' depths
+            // are never read).
+            let zq = depth_at_quad(t, quad.x, quad.y, self.pattern.offsets[0]);
+            for i in 0..4 {
+                z[i][0] = zq[i];
+            }
+        } else if mode != DepthMode::Off {
             for i in 0..4 {
                 let cov = quad.coverage[i];
                 if cov == 0 {
