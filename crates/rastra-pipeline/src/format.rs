@@ -145,6 +145,16 @@ impl VertexFormat {
         }
     }
 
+    /// For formats of 32-bit components (whose values are the buffer's words as they
+    /// are): the component count and what `unpack` puts in the missing fourth component.
+    pub const fn whole_words(self) -> Option<(usize, u32)> {
+        match self.shape() {
+            (n, 4, AttributeKind::Float) => Some((n, 0x3f80_0000)),
+            (n, 4, _) => Some((n, 1)),
+            _ => None,
+        }
+    }
+
     /// Bytes one attribute occupies in the vertex buffer.
     pub const fn size(self) -> usize {
         match self.shape() {

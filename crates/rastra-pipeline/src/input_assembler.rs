@@ -83,6 +83,16 @@ pub fn fetch_attribute(
     // Strides are at most 2048 and offsets inside the element (validated), so this cannot
     // overflow.
     let at = element * stride + offset;
+    // 32-bit components at a word address (nearly every float attribute): the words
+    // themselves, no byte assembly — `unpack` would give the same values.
+    if let Some((n, one)) = format.whole_words()
+        && (buffer.offset + at) % 4 == 0
+    {
+        let mut out = [0, 0, 0, one];
+        if buffer.read_words(at, &mut out[..n]) {
+            return out;
+        }
+    }
     let size = format.size();
     let mut bytes = [0u8; 16];
     if !buffer.read(at, &mut bytes[..size]) {
@@ -173,5 +183,48 @@ mod tests {
         );
         assert_eq!(oob, [0, 0, 0, 1.0f32.to_bits()]);
         assert_eq!(c.out_of_bounds_fetches, 1);
+    }
+
+    /// 32-bit formats read as whole words give what unpacking the bytes gives: every
+    /// such format, aligned and unaligned attributes, a slice starting inside a word, and
+    /// elements running past the end (zeros and the default fourth component, counted).
+    #[test]
+    fn word_attributes_equal_their_unpacked_bytes() {
+        use VertexFormat::*;
+        let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
+        let buf = words(&bytes);
+        for format in [
+            Float32, Float32x2, Float32x3, Float32x4, Uint32, Uint32x2, Uint32x3, Uint32x4, Sint32,
+            Sint32x2, Sint32x3, Sint32x4,
+        ] {
+            for slice_offset in [0u64, 4, 2] {
+                let size = 40;
+                let slice = BufferSlice {
+                    words: &buf,
+                    offset: slice_offset,
+                    size,
+                };
+                for (offset, stride) in [(0u64, 16u64), (4, 12), (1, 16), (0, 20)] {
+                    for vertex in 0..4u32 {
+                        let mut c = Counters::default();
+                        let got = fetch_attribute(
+                            &slice,
+                            format,
+                            offset,
+                            stride,
+                            VertexStepMode::Vertex,
+                            vertex,
+                            0,
+                            &mut c,
+                        );
+                        let at = vertex as u64 * stride + offset;
+                        let mut raw = [0u8; 16];
+                        let inside = slice.read(at, &mut raw[..format.size()]);
+                        assert_eq!(got, format.unpack(&raw[..format.size()]), "{format:?} {at}");
+                        assert_eq!(c.out_of_bounds_fetches, !inside as u64, "{format:?} {at}");
+                    }
+                }
+            }
+        }
     }
 }

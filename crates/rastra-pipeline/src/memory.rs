@@ -42,6 +42,24 @@ impl<'a> BufferSlice<'a> {
         read_bytes(self.words, self.offset + at, out);
         true
     }
+
+    /// [`BufferSlice::read`] of `out.len()` whole words starting `at` bytes into the range,
+    /// where `offset + at` is a multiple of 4: each word loaded as it is.
+    #[inline]
+    pub fn read_words(&self, at: u64, out: &mut [u32]) -> bool {
+        let len = 4 * out.len() as u64;
+        if at.checked_add(len).is_none_or(|end| end > self.size) {
+            return false;
+        }
+        let addr = self.offset + at;
+        debug_assert!(addr % 4 == 0, "word read at byte {addr}");
+        let first = (addr / 4) as usize;
+        let n = out.len();
+        for (o, w) in out.iter_mut().zip(&self.words[first..first + n]) {
+            *o = w.load(Ordering::Relaxed);
+        }
+        true
+    }
 }
 
 /// Copies bytes out of word memory starting at byte `offset` (which must be in range).
