@@ -86,7 +86,7 @@ pub fn fetch_attribute(
     // 32-bit components at a word address (nearly every float attribute): the words
     // themselves, no byte assembly — `unpack` would give the same values.
     if let Some((n, one)) = format.whole_words()
-        && (buffer.offset + at) % 4 == 0
+        && (buffer.offset + at).is_multiple_of(4)
     {
         let mut out = [0, 0, 0, one];
         if buffer.read_words(at, &mut out[..n]) {

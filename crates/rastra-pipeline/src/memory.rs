@@ -52,7 +52,7 @@ impl<'a> BufferSlice<'a> {
             return false;
         }
         let addr = self.offset + at;
-        debug_assert!(addr % 4 == 0, "word read at byte {addr}");
+        debug_assert!(addr.is_multiple_of(4), "word read at byte {addr}");
         let first = (addr / 4) as usize;
         let n = out.len();
         for (o, w) in out.iter_mut().zip(&self.words[first..first + n]) {

@@ -24,6 +24,9 @@ pub const BATCH_VERTICES: usize = 32;
 pub struct Batch {
     pub tags: Vec<u32>,
     pub prims: Vec<[u8; 3]>,
+    /// The tags again in a fixed array (slots past `tags.len()` hold stale values), so a
+    /// lookup compares all of them at once.
+    tag_array: [u32; BATCH_VERTICES],
 }
 
 impl Batch {
@@ -32,17 +35,32 @@ impl Batch {
         self.prims.clear();
     }
 
-    /// Slot holding `id`, if it is cached in this batch.
+    fn push_tag(&mut self, id: u32) {
+        self.tag_array[self.tags.len()] = id;
+        self.tags.push(id);
+    }
+
+    /// Slot holding `id`, if it is cached in this batch: every slot compared (a mask of
+    /// the equal ones, limited to the slots in use; no early exit — the loop is a few
+    /// vector compares).
     #[inline]
     fn lookup(&self, id: u32) -> Option<u8> {
-        self.tags.iter().position(|&t| t == id).map(|s| s as u8)
+        let mut equal = 0u32;
+        for (i, &t) in self.tag_array.iter().enumerate() {
+            equal |= ((t == id) as u32) << i;
+        }
+        equal &= (1u64 << self.tags.len()).wrapping_sub(1) as u32;
+        (equal != 0).then(|| equal.trailing_zeros() as u8)
     }
 
     /// Tries to add a triangle; false when its misses do not fit (the batch is unchanged).
+    /// Each index is looked up once; an index repeated inside the triangle is a hit on the
+    /// slot its first occurrence took.
     fn try_add(&mut self, tri: [u32; 3], counters: &mut Counters) -> bool {
+        let found = tri.map(|id| self.lookup(id));
         let mut misses = 0;
-        for (k, &id) in tri.iter().enumerate() {
-            if self.lookup(id).is_none() && !tri[..k].contains(&id) {
+        for k in 0..3 {
+            if found[k].is_none() && !tri[..k].contains(&tri[k]) {
                 misses += 1;
             }
         }
@@ -50,14 +68,19 @@ impl Batch {
             return false;
         }
         let mut slots = [0u8; 3];
-        for (k, &id) in tri.iter().enumerate() {
-            slots[k] = match self.lookup(id) {
-                Some(slot) => {
+        for k in 0..3 {
+            let earlier = (0..k).find(|&j| tri[j] == tri[k]);
+            slots[k] = match (found[k], earlier) {
+                (Some(slot), _) => {
                     counters.vertex_cache_hits += 1;
                     slot
                 }
-                None => {
-                    self.tags.push(id);
+                (None, Some(j)) => {
+                    counters.vertex_cache_hits += 1;
+                    slots[j]
+                }
+                (None, None) => {
+                    self.push_tag(tri[k]);
                     (self.tags.len() - 1) as u8
                 }
             };
