@@ -242,19 +242,62 @@ fn block_coverage(
             let first = rows.start as Fixed;
             let mut row = e.eval(base_x + ox, base_y + oy) + e.bias + first * step_y;
             let mut edge = 0u64;
-            for r in rows.start as u64..rows.end as u64 {
-                let mut bits = 0u64;
-                for c in 0..BLOCK_SIZE as i64 {
-                    bits |= ((row + c * step_x >= 0) as u64) << c;
+            // Every value the walk takes is within `reach` of the first: when that stays
+            // inside i32, the walk runs in 32-bit lanes (the same values, so the same
+            // signs) — the usual case, small triangles near their edges; x86's baseline
+            // has no 64-bit vector compare.
+            let n_rows = (rows.end - rows.start) as Fixed;
+            let reach = row.abs() + 7 * step_x.abs() + n_rows * step_y.abs();
+            if reach <= i32::MAX as Fixed {
+                let (mut row, step_y) = (row as i32, step_y as i32);
+                let cols: [i32; 8] = std::array::from_fn(|c| c as i32 * step_x as i32);
+                for r in rows.start as u64..rows.end as u64 {
+                    edge |= row_signs(row, &cols) << (r * BLOCK_SIZE as u64);
+                    row += step_y;
                 }
-                edge |= bits << (r * BLOCK_SIZE as u64);
-                row += step_y;
+            } else {
+                for r in rows.start as u64..rows.end as u64 {
+                    let mut bits = 0u64;
+                    for c in 0..BLOCK_SIZE as i64 {
+                        bits |= ((row + c * step_x >= 0) as u64) << c;
+                    }
+                    edge |= bits << (r * BLOCK_SIZE as u64);
+                    row += step_y;
+                }
             }
             inside &= edge;
         }
         *mask = inside;
     }
     masks
+}
+
+/// Bit `c` set when `row + cols[c] ≥ 0`, for the eight columns of a block row (32-bit
+/// lanes: two vector compares on x86-64's baseline).
+#[inline(always)]
+fn row_signs(row: i32, cols: &[i32; 8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; the loads read `cols`' 32 bytes.
+        unsafe {
+            let r = _mm_set1_epi32(row);
+            let minus_one = _mm_set1_epi32(-1);
+            let lo = _mm_add_epi32(r, _mm_loadu_si128(cols.as_ptr().cast()));
+            let hi = _mm_add_epi32(r, _mm_loadu_si128(cols.as_ptr().add(4).cast()));
+            let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(lo, minus_one)));
+            let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(hi, minus_one)));
+            (lo | hi << 4) as u64
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut bits = 0u64;
+        for (c, &dc) in cols.iter().enumerate() {
+            bits |= ((row + dc >= 0) as u64) << c;
+        }
+        bits
+    }
 }
 
 /// Samples of pixel (px, py) inside the snapped viewport rectangle `[x0, x1) × [y0, y1)`.

@@ -277,6 +277,34 @@ proptest! {
         }
     }
 
+    /// The same for triangles reaching far into the guard band (one vertex on screen, two
+    /// up to 200 000 pixels away): edge values and steps too large for 32-bit lanes take
+    /// the 64-bit walk, and both walks agree with the per-pixel test.
+    #[test]
+    fn huge_triangles_equal_the_per_pixel_test(
+        a in point(),
+        b in (-200_000.0f32..200_000.0, -200_000.0f32..200_000.0),
+        c in (-200_000.0f32..200_000.0, -200_000.0f32..200_000.0),
+    ) {
+        let (w, h) = (96, 96);
+        for pattern in [PATTERN_1X, PATTERN_4X] {
+            let Some(t) = setup([a, b, c], w, h) else { continue };
+            let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+            let mut got = vec![0u8; (w * h) as usize];
+            rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |q, _| {
+                for i in 0..4u32 {
+                    got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
+                }
+            });
+            for y in 0..h {
+                for x in 0..w {
+                    let want = pixel_coverage(&t, x, y, &pattern);
+                    prop_assert_eq!(got[(y * w + x) as usize], want, "pixel ({}, {})", x, y);
+                }
+            }
+        }
+    }
+
     /// Two triangles sharing an edge never cover a sample twice, and a convex quad is
     /// covered identically whichever diagonal splits it.
     #[test]
