@@ -47,6 +47,10 @@ pub struct WarpPoints {
     /// Each lane's offset from its triangle's origin.
     dx: [f32; WARP_LANES],
     dy: [f32; WARP_LANES],
+    /// The planes of the triangle every quad of the warp shares, when they share one
+    /// ([`WarpPoints::begin`]): then they are used as they are, and the per-lane copies
+    /// below are not written.
+    shared: Option<Planes>,
     /// The screen-space weight planes of vertices 1 and 2 (x and y slopes).
     weight1: [[f32; WARP_LANES]; 2],
     weight2: [[f32; WARP_LANES]; 2],
@@ -55,6 +59,29 @@ pub struct WarpPoints {
     /// The depth plane: vertex 0's depth and the x and y slopes.
     z0: [f32; WARP_LANES],
     dz: [[f32; WARP_LANES]; 2],
+}
+
+/// One triangle's planes as [`WarpPoints`] uses them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Planes {
+    weight1: [f32; 2],
+    weight2: [f32; 2],
+    inv_w: [f32; 3],
+    z0: f32,
+    dz: [f32; 2],
+}
+
+impl Planes {
+    fn of(tri: &Triangle) -> Planes {
+        let p = &tri.planes;
+        Planes {
+            weight1: p.weight1,
+            weight2: p.weight2,
+            inv_w: tri.inv_w,
+            z0: tri.z[0],
+            dz: p.z,
+        }
+    }
 }
 
 /// A warp's barycentric weights at its points, one array per weight: screen-space
@@ -81,6 +108,13 @@ fn offset(a: Fixed, origin: Fixed) -> f32 {
 }
 
 impl WarpPoints {
+    /// Starts a warp: `shared` is the triangle all its quads come from, if they all come
+    /// from one (then [`WarpPoints::set_quad`] must be given that triangle every time).
+    #[inline]
+    pub fn begin(&mut self, shared: Option<&Triangle>) {
+        self.shared = shared.map(Planes::of);
+    }
+
     /// Gives quad `q` the triangle `tri` and places its four lanes at the centres of its
     /// pixels, the quad at pixel (x, y) (lane `i` is pixel `(x + i % 2, y + i / 2)`).
     #[inline]
@@ -88,6 +122,16 @@ impl WarpPoints {
         let p = &tri.planes;
         let lanes = q * 4..q * 4 + 4;
         self.origin[q] = p.origin;
+        let (cx, cy) = pixel_center(x, y);
+        let one = 1 << SUBPIXEL_BITS;
+        let (ox, oy) = (cx - p.origin[0], cy - p.origin[1]);
+        for i in 0..4 {
+            self.dx[q * 4 + i] = offset(ox + (i as Fixed & 1) * one, 0);
+            self.dy[q * 4 + i] = offset(oy + (i as Fixed >> 1) * one, 0);
+        }
+        if self.shared.is_some() {
+            return;
+        }
         for k in 0..2 {
             self.weight1[k][lanes.clone()].fill(p.weight1[k]);
             self.weight2[k][lanes.clone()].fill(p.weight2[k]);
@@ -97,13 +141,6 @@ impl WarpPoints {
             self.inv_w[k][lanes.clone()].fill(tri.inv_w[k]);
         }
         self.z0[lanes].fill(tri.z[0]);
-        let (cx, cy) = pixel_center(x, y);
-        let one = 1 << SUBPIXEL_BITS;
-        let (ox, oy) = (cx - p.origin[0], cy - p.origin[1]);
-        for i in 0..4 {
-            self.dx[q * 4 + i] = offset(ox + (i as Fixed & 1) * one, 0);
-            self.dy[q * 4 + i] = offset(oy + (i as Fixed >> 1) * one, 0);
-        }
     }
 
     /// Moves `lane` to the snapped point (x, y) of its quad's triangle.
@@ -123,14 +160,26 @@ impl WarpPoints {
 
     /// [`WarpPoints::weights`] into `out`, every lane overwritten.
     pub fn weights_into(&self, out: &mut WarpWeights) {
-        weights_for_cpu(self, out);
+        match &self.shared {
+            Some(planes) => shared_weights_for_cpu(self, planes, out),
+            None => weights_for_cpu(self, out),
+        }
     }
 
     /// Every lane's depth.
     pub fn depths(&self) -> [f32; WARP_LANES] {
         let mut z = [0.0; WARP_LANES];
-        for (l, z) in z.iter_mut().enumerate() {
-            *z = self.z0[l] + self.dz[0][l] * self.dx[l] + self.dz[1][l] * self.dy[l];
+        match &self.shared {
+            Some(t) => {
+                for (l, z) in z.iter_mut().enumerate() {
+                    *z = t.z0 + t.dz[0] * self.dx[l] + t.dz[1] * self.dy[l];
+                }
+            }
+            None => {
+                for (l, z) in z.iter_mut().enumerate() {
+                    *z = self.z0[l] + self.dz[0][l] * self.dx[l] + self.dz[1][l] * self.dy[l];
+                }
+            }
         }
         z
     }
@@ -155,6 +204,51 @@ fn weights_for_cpu(p: &WarpPoints, out: &mut WarpWeights) {
         out.inv_w[l] = inv_w;
     }
 }
+}
+
+rastra_texture::multiversion! {
+/// [`weights_for_cpu`] for a warp whose quads share one triangle, `t`: the same
+/// operations per lane, with the planes as scalars.
+fn shared_weights_for_cpu(p: &WarpPoints, t: &Planes, out: &mut WarpWeights) {
+    for l in 0..WARP_LANES {
+        let (dx, dy) = (p.dx[l], p.dy[l]);
+        let l1 = t.weight1[0] * dx + t.weight1[1] * dy;
+        let l2 = t.weight2[0] * dx + t.weight2[1] * dy;
+        let linear = [1.0 - l1 - l2, l1, l2];
+        let w = [0, 1, 2].map(|k| linear[k] * t.inv_w[k]);
+        let inv_w = w[0] + w[1] + w[2];
+        let r = 1.0 / inv_w;
+        for k in 0..3 {
+            out.linear[k][l] = linear[k];
+            out.perspective[k][l] = w[k] * r;
+        }
+        out.inv_w[l] = inv_w;
+    }
+}
+}
+
+/// [`interpolate_quad`] on the first `lanes` lanes at once, for a warp whose quads share
+/// one triangle (whose vertices hold `v`): the same operations per lane.
+#[inline(always)]
+pub fn interpolate_lanes(
+    mode: Interpolation,
+    w: &WarpWeights,
+    lanes: usize,
+    v: [u32; 3],
+    out: &mut [u32; WARP_LANES],
+) {
+    let w = match mode {
+        Interpolation::Flat => {
+            out[..lanes].fill(v[0]);
+            return;
+        }
+        Interpolation::Perspective => &w.perspective,
+        Interpolation::Linear => &w.linear,
+    };
+    let f = v.map(f32::from_bits);
+    for (l, o) in out.iter_mut().enumerate().take(lanes) {
+        *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+    }
 }
 
 /// Interpolates one attribute word on the four lanes of quad `q`, whose triangle's three

@@ -14,7 +14,9 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
-use crate::interpolate::{WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_quad};
+use crate::interpolate::{
+    WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes, interpolate_quad,
+};
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
@@ -220,6 +222,14 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // interpolated values are then computed for all lanes at once.
         let mut helpers: Mask = 0;
         let center = &mut self.center;
+        // Quads of one triangle (a big triangle's blocks): its planes and vertex values
+        // are used once for the whole warp.
+        let first = &self.pending[0];
+        let shared = self
+            .pending
+            .iter()
+            .all(|p| std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs));
+        center.begin(shared.then_some(first.tri));
         for (q, pend) in self.pending.iter().enumerate() {
             center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
             for (i, &cov) in pend.quad.coverage.iter().enumerate() {
@@ -279,8 +289,25 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             }
         }
         // A quad's four lanes share a triangle: its three vertex values of each attribute
-        // word are fetched once per quad and weighted per lane.
-        for (q, pend) in self.pending.iter().enumerate() {
+        // word are fetched once per quad (once per warp when every quad shares it) and
+        // weighted per lane.
+        if shared {
+            let (v0, rest) = first.attrs.split_at(words);
+            let (v1, v2) = rest.split_at(words);
+            for v in &p.varyings {
+                let weights = match &centroid_weights {
+                    Some(w) if v.sampling == Sampling::Centroid => w,
+                    _ => center_weights,
+                };
+                let base = v.word as usize;
+                let regs = warp.regs_mut(v.fs_reg, v.components);
+                for (c, reg) in regs.iter_mut().enumerate() {
+                    let values = [v0[base + c], v1[base + c], v2[base + c]];
+                    interpolate_lanes(v.interpolation, weights, lanes, values, reg);
+                }
+            }
+        }
+        for (q, pend) in self.pending.iter().enumerate().filter(|_| !shared) {
             let (v0, rest) = pend.attrs.split_at(words);
             let (v1, v2) = rest.split_at(words);
             for v in &p.varyings {
