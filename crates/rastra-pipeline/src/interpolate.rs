@@ -246,8 +246,14 @@ pub fn interpolate_lanes(
         Interpolation::Linear => &w.linear,
     };
     let f = v.map(f32::from_bits);
-    for (l, o) in out.iter_mut().enumerate().take(lanes) {
-        *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+    let lane = |l: usize| (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+    if lanes == WARP_LANES {
+        // A full warp: a loop of known length (straight vector code).
+        *out = std::array::from_fn(lane);
+    } else {
+        for (l, o) in out.iter_mut().enumerate().take(lanes) {
+            *o = lane(l);
+        }
     }
 }
 
