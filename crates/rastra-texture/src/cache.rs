@@ -34,7 +34,7 @@
 
 use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
 use crate::format::{TextureAspect, TextureFormat};
-use crate::storage::{TILE, Texture, TextureDimension, morton8};
+use crate::storage::{TILE, Texture, TextureDimension, demorton8, morton8};
 
 /// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
 /// count, L1 lines to 65536, L2 lines to `MAX_LINES`; line sides rounded down to powers
@@ -721,6 +721,33 @@ impl TexelCache {
                     a / lb
                 }
             };
+            let n = (lw * lh) as usize;
+            let single = line_of(first_address) == line_of(first_address + (n * eb) as u64 - 1);
+            if single {
+                // The run lies in one L2 line (a 4×4 line of 4-byte texels is one 64-byte
+                // line): one request, then the texels in memory order, each to its place.
+                let l = line_of(first_address);
+                l2_lines.push(l);
+                self.stats.l2_accesses += 1;
+                let request = L2Request {
+                    address: l * lb,
+                    generation: tex.generation(),
+                };
+                match &mut self.l2 {
+                    L2Port::Own(l2) => l2.replay(&[request], &mut self.stats),
+                    L2Port::Log(log) => log.push(request),
+                }
+                for (m, t) in bytes.chunks_exact(eb).take(n).enumerate() {
+                    let (tx, ty) = demorton8(m as u32);
+                    let out = &mut line[(ty * lw + tx) as usize];
+                    match &unorm8 {
+                        Some(d) => d.decode_into(t, out),
+                        None => *out = format.decode_bits(src.aspect, t),
+                    }
+                }
+                self.fill_lines = l2_lines;
+                return;
+            }
             let mut last_line = None;
             for ty in 0..lh {
                 for tx in 0..lw {

@@ -313,6 +313,26 @@ pub(crate) fn morton8(x: u32, y: u32) -> u32 {
     spread(x) | spread(y) << 1
 }
 
+/// The inverse of [`morton8`]: the (x, y) of Morton index `m` (< 64) in an 8×8 tile
+/// (a table).
+#[inline]
+pub(crate) fn demorton8(m: u32) -> (u32, u32) {
+    const fn gather(v: u32) -> u32 {
+        (v & 1) | (v >> 1 & 2) | (v >> 2 & 4)
+    }
+    const TABLE: [(u8, u8); 64] = {
+        let mut t = [(0u8, 0u8); 64];
+        let mut m = 0;
+        while m < 64 {
+            t[m] = (gather(m as u32) as u8, gather(m as u32 >> 1) as u8);
+            m += 1;
+        }
+        t
+    };
+    let (x, y) = TABLE[(m & 63) as usize];
+    (x as u32, y as u32)
+}
+
 static NEXT_TEXTURE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A texture's memory: the validated descriptor and its bytes in the tiled layout. A clone
@@ -889,4 +909,19 @@ pub fn copy_texture_to_texture(
     let bytes = src.gather_region(&rs);
     dst.scatter_region(&rd, &bytes);
     Ok(())
+}
+
+#[cfg(test)]
+mod morton_tests {
+    use super::*;
+
+    /// `demorton8` undoes `morton8` on every position of a tile.
+    #[test]
+    fn demorton_inverts_morton() {
+        for y in 0..TILE {
+            for x in 0..TILE {
+                assert_eq!(demorton8(morton8(x, y)), (x, y));
+            }
+        }
+    }
 }
