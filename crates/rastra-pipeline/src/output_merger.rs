@@ -8,7 +8,9 @@ use rastra_texture::format::encode_unorm8 as unorm8;
 #[cfg(target_arch = "x86_64")]
 use rastra_texture::format::encode_unorm8_m128;
 use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
-use rastra_texture::format::{linear_to_srgb8, srgb_to_linear8, srgb8_decode_table};
+use rastra_texture::format::{
+    linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
+};
 
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
@@ -460,7 +462,7 @@ impl Rop {
         for (c, channel) in out.iter().enumerate() {
             let shift = 8 * byte[c];
             let codes = if SRGB && c != 3 {
-                channel.map(|v| linear_to_srgb8(v) as u32)
+                linear_to_srgb8_x4(*channel)
             } else {
                 unorm8_x4(*channel)
             };

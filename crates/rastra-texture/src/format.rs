@@ -1293,6 +1293,25 @@ pub fn srgb8_decode_table() -> &'static [f32; 256] {
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 #[inline]
 pub fn linear_to_srgb8(x: f32) -> u8 {
+    srgb8_encode(srgb_tables(), x)
+}
+
+/// [`linear_to_srgb8`] of four values (as 32-bit codes), the tables looked up once.
+#[inline]
+pub fn linear_to_srgb8_x4(v: [f32; 4]) -> [u32; 4] {
+    let t = srgb_tables();
+    [
+        srgb8_encode(t, v[0]) as u32,
+        srgb8_encode(t, v[1]) as u32,
+        srgb8_encode(t, v[2]) as u32,
+        srgb8_encode(t, v[3]) as u32,
+    ]
+}
+
+/// [`linear_to_srgb8`] given the tables.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
+#[inline(always)]
+fn srgb8_encode(t: &SrgbTables, x: f32) -> u8 {
     if !(x > 0.0) {
         return 0;
     }
@@ -1303,7 +1322,6 @@ pub fn linear_to_srgb8(x: f32) -> u8 {
     // The bucket's first code, plus one if x reaches the one threshold a bucket can hold
     // (`srgb_buckets_hold_at_most_one_threshold`): the count of thresholds ≤ x, as a
     // search of the whole table gives it, without a loop or a branch.
-    let t = srgb_tables();
     let bucket = (x.to_bits() >> BUCKET_SHIFT).saturating_sub(t.first_bucket);
     let code = t.bucket_code[bucket as usize] as usize;
     (code + (t.thresholds[code] <= x) as usize) as u8
@@ -1376,6 +1394,11 @@ mod tests {
         );
         for x in xs {
             assert_eq!(linear_to_srgb8(x), search(x), "x = {x:e}");
+            assert_eq!(
+                linear_to_srgb8_x4([x; 4]),
+                [search(x) as u32; 4],
+                "x = {x:e}"
+            );
         }
     }
 
