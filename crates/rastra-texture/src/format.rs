@@ -1145,18 +1145,23 @@ struct SrgbTables {
     decode: [f32; 256],
     /// `thresholds[k]`: smallest linear value that encodes to code `k + 1` or more (the
     /// linear value of encoded `(k + 0.5) / 255`); `thresholds[255]` is ∞ (no code above
-    /// 255).
+    /// 255). The buckets are built from them; encoding reads only the buckets (the tests
+    /// check the buckets against them).
+    #[cfg_attr(not(test), allow(dead_code))]
     thresholds: [f32; 256],
-    /// `bucket_code[b]`: the code of the smallest linear value whose bits start with
-    /// `first_bucket + b` (`bits >> BUCKET_SHIFT`), for every value below 1. A bucket spans
-    /// less than 1% of its values, and at most one threshold lies inside one (tested).
-    bucket_code: Vec<u8>,
+    /// Per bucket — the values whose bits start with `first_bucket + b` (`bits >>
+    /// BUCKET_SHIFT`), for every value below 1 — the code of its smallest value (bits 17
+    /// and up) and the low 16 bits of the threshold inside it, or 2¹⁶ when it holds none
+    /// (bits 0–16). A bucket spans less than 1% of its values, and at most one threshold
+    /// lies inside one (tested), so a value's code is the bucket's plus one if its low
+    /// bits reach the threshold's (positive floats order as their bits).
+    bucket: Vec<u32>,
     /// A bucket wholly below the first threshold: every smaller value shares its code (0),
     /// so the table starts there (some 1600 buckets, not 16256: it stays in the L1 cache).
     first_bucket: u32,
 }
 
-/// Low bits of an f32 dropped to pick its [`SrgbTables::bucket_code`] bucket.
+/// Low bits of an f32 dropped to pick its [`SrgbTables::bucket`].
 const BUCKET_SHIFT: u32 = 16;
 
 fn srgb_tables() -> &'static SrgbTables {
@@ -1178,16 +1183,23 @@ fn srgb_tables() -> &'static SrgbTables {
         });
         let buckets = 1.0f32.to_bits() >> BUCKET_SHIFT;
         let first_bucket = (thresholds[0].to_bits() >> BUCKET_SHIFT).saturating_sub(1);
-        let bucket_code = (first_bucket..buckets)
+        let bucket = (first_bucket..buckets)
             .map(|b| {
                 let lowest = f32::from_bits(b << BUCKET_SHIFT);
-                thresholds.partition_point(|&t| t <= lowest) as u8
+                let code = thresholds.partition_point(|&t| t <= lowest);
+                let next = thresholds[code].to_bits();
+                let low = if next >> BUCKET_SHIFT == b {
+                    next & 0xffff
+                } else {
+                    0x1_0000
+                };
+                (code as u32) << 17 | low
             })
             .collect();
         SrgbTables {
             decode: std::array::from_fn(|k| to_linear(k as f64 / 255.0) as f32),
             thresholds,
-            bucket_code,
+            bucket,
             first_bucket,
         }
     })
@@ -1321,10 +1333,11 @@ fn srgb8_encode(t: &SrgbTables, x: f32) -> u8 {
     }
     // The bucket's first code, plus one if x reaches the one threshold a bucket can hold
     // (`srgb_buckets_hold_at_most_one_threshold`): the count of thresholds ≤ x, as a
-    // search of the whole table gives it, without a loop or a branch.
-    let bucket = (x.to_bits() >> BUCKET_SHIFT).saturating_sub(t.first_bucket);
-    let code = t.bucket_code[bucket as usize] as usize;
-    (code + (t.thresholds[code] <= x) as usize) as u8
+    // search of the whole table gives it, with one table load and no loop or branch.
+    // Values below the first bucket share its entry, which holds no threshold.
+    let bits = x.to_bits();
+    let e = t.bucket[(bits >> BUCKET_SHIFT).saturating_sub(t.first_bucket) as usize];
+    ((e >> 17) + ((bits & 0xffff) >= (e & 0x1_ffff)) as u32) as u8
 }
 
 #[cfg(test)]
