@@ -5,7 +5,8 @@
 //!   the size of a BC block, so one BC/ETC/ASTC-4×4 block fills exactly one line). A line is
 //!   tagged by (texture, texture generation, view format and aspect, mip, slice, line x/y):
 //!   decoded texels depend on the view's interpretation (sRGB or not), and a write to the
-//!   texture bumps its generation so stale lines never hit. Each texel is held as four
+//!   texture bumps its generation so stale lines never hit (the tag holds those four as the
+//!   L1's index for them, numbered per L1 until it is invalidated). Each texel is held as four
 //!   32-bit register values (f32 bits or integers), 16 bytes — T4's "fatter" decoded texels.
 //!   **Decoding happens at fill**: compressed blocks are decoded (each distinct block once
 //!   per fill) and sRGB converted to linear there, never per sample. LRU replacement within
