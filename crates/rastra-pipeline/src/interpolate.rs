@@ -190,20 +190,37 @@ rastra_texture::multiversion! {
 /// bits: separate multiplies and adds, an exact division).
 fn weights_for_cpu(p: &WarpPoints, out: &mut WarpWeights) {
     for l in 0..WARP_LANES {
-        let (dx, dy) = (p.dx[l], p.dy[l]);
-        let l1 = p.weight1[0][l] * dx + p.weight1[1][l] * dy;
-        let l2 = p.weight2[0][l] * dx + p.weight2[1][l] * dy;
-        let linear = [1.0 - l1 - l2, l1, l2];
-        let w = [0, 1, 2].map(|k| linear[k] * p.inv_w[k][l]);
-        let inv_w = w[0] + w[1] + w[2];
-        let r = 1.0 / inv_w;
-        for k in 0..3 {
-            out.linear[k][l] = linear[k];
-            out.perspective[k][l] = w[k] * r;
-        }
-        out.inv_w[l] = inv_w;
+        let w1 = [p.weight1[0][l], p.weight1[1][l]];
+        let w2 = [p.weight2[0][l], p.weight2[1][l]];
+        let inv_w = [p.inv_w[0][l], p.inv_w[1][l], p.inv_w[2][l]];
+        lane_weights(p.dx[l], p.dy[l], w1, w2, inv_w, l, out);
     }
 }
+}
+
+/// One lane's weights at offset (dx, dy) from planes `w1`, `w2` and the vertices' 1 / w,
+/// into lane `l` of `out` (separate multiplies and adds, an exact division).
+#[inline(always)]
+fn lane_weights(
+    dx: f32,
+    dy: f32,
+    w1: [f32; 2],
+    w2: [f32; 2],
+    inv_w: [f32; 3],
+    l: usize,
+    out: &mut WarpWeights,
+) {
+    let l1 = w1[0] * dx + w1[1] * dy;
+    let l2 = w2[0] * dx + w2[1] * dy;
+    let linear = [1.0 - l1 - l2, l1, l2];
+    let w = [0, 1, 2].map(|k| linear[k] * inv_w[k]);
+    let sum = w[0] + w[1] + w[2];
+    let r = 1.0 / sum;
+    for k in 0..3 {
+        out.linear[k][l] = linear[k];
+        out.perspective[k][l] = w[k] * r;
+    }
+    out.inv_w[l] = sum;
 }
 
 rastra_texture::multiversion! {
@@ -211,18 +228,7 @@ rastra_texture::multiversion! {
 /// operations per lane, with the planes as scalars.
 fn shared_weights_for_cpu(p: &WarpPoints, t: &Planes, out: &mut WarpWeights) {
     for l in 0..WARP_LANES {
-        let (dx, dy) = (p.dx[l], p.dy[l]);
-        let l1 = t.weight1[0] * dx + t.weight1[1] * dy;
-        let l2 = t.weight2[0] * dx + t.weight2[1] * dy;
-        let linear = [1.0 - l1 - l2, l1, l2];
-        let w = [0, 1, 2].map(|k| linear[k] * t.inv_w[k]);
-        let inv_w = w[0] + w[1] + w[2];
-        let r = 1.0 / inv_w;
-        for k in 0..3 {
-            out.linear[k][l] = linear[k];
-            out.perspective[k][l] = w[k] * r;
-        }
-        out.inv_w[l] = inv_w;
+        lane_weights(p.dx[l], p.dy[l], t.weight1, t.weight2, t.inv_w, l, out);
     }
 }
 }

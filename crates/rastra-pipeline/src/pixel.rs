@@ -291,23 +291,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // A quad's four lanes share a triangle: its three vertex values of each attribute
         // word are fetched once per quad (once per warp when every quad shares it) and
         // weighted per lane.
-        if shared {
-            let (v0, rest) = first.attrs.split_at(words);
-            let (v1, v2) = rest.split_at(words);
-            for v in &p.varyings {
-                let weights = match &centroid_weights {
-                    Some(w) if v.sampling == Sampling::Centroid => w,
-                    _ => center_weights,
-                };
-                let base = v.word as usize;
-                let regs = warp.regs_mut(v.fs_reg, v.components);
-                for (c, reg) in regs.iter_mut().enumerate() {
-                    let values = [v0[base + c], v1[base + c], v2[base + c]];
-                    interpolate_lanes(v.interpolation, weights, lanes, values, reg);
-                }
-            }
-        }
-        for (q, pend) in self.pending.iter().enumerate().filter(|_| !shared) {
+        let groups = if shared { 1 } else { self.pending.len() };
+        for (q, pend) in self.pending.iter().enumerate().take(groups) {
             let (v0, rest) = pend.attrs.split_at(words);
             let (v1, v2) = rest.split_at(words);
             for v in &p.varyings {
@@ -319,7 +304,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 let regs = warp.regs_mut(v.fs_reg, v.components);
                 for (c, reg) in regs.iter_mut().enumerate() {
                     let values = [v0[base + c], v1[base + c], v2[base + c]];
-                    interpolate_quad(v.interpolation, weights, q, values, reg);
+                    if shared {
+                        interpolate_lanes(v.interpolation, weights, lanes, values, reg);
+                    } else {
+                        interpolate_quad(v.interpolation, weights, q, values, reg);
+                    }
                 }
             }
         }

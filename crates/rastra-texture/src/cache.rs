@@ -372,6 +372,20 @@ impl<'a> Surface<'a> {
     }
 }
 
+/// A fill reads the L2 line at byte `address` (of a texture at `generation`): counted, and
+/// looked up in the unit's own L2 or logged for the shared one.
+fn request_l2(l2: &mut L2Port, stats: &mut TexelCacheStats, address: u64, generation: u64) {
+    stats.l2_accesses += 1;
+    let request = L2Request {
+        address,
+        generation,
+    };
+    match l2 {
+        L2Port::Own(l2) => l2.replay(&[request], stats),
+        L2Port::Log(log) => log.push(request),
+    }
+}
+
 /// One L2 line read by an L1 fill: the line's address (texture id in the top bits, byte
 /// offset below) and the texture's generation at the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -693,6 +707,10 @@ impl TexelCache {
         let mut decoded: Option<(u32, u32)> = None;
         // 8-bit unorm texels (the commonest) decode through tables picked once per fill.
         let unorm8 = format.unorm8_decoder();
+        let decode = |t: &[u8], out: &mut [u32; 4]| match &unorm8 {
+            Some(d) => d.decode_into(t, out),
+            None => *out = format.decode_bits(src.aspect, t),
+        };
         let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
         // The common line: uncompressed texels of a single-sampled 2D (or 3D) level, the
         // line a square of at most a tile wholly inside the level — then it is an aligned
@@ -729,22 +747,10 @@ impl TexelCache {
                 // line): one request, then the texels in memory order, each to its place.
                 let l = line_of(first_address);
                 l2_lines.push(l);
-                self.stats.l2_accesses += 1;
-                let request = L2Request {
-                    address: l * lb,
-                    generation: tex.generation(),
-                };
-                match &mut self.l2 {
-                    L2Port::Own(l2) => l2.replay(&[request], &mut self.stats),
-                    L2Port::Log(log) => log.push(request),
-                }
+                request_l2(&mut self.l2, &mut self.stats, l * lb, tex.generation());
                 for (m, t) in bytes.chunks_exact(eb).take(n).enumerate() {
                     let (tx, ty) = demorton8(m as u32);
-                    let out = &mut line[(ty * lw + tx) as usize];
-                    match &unorm8 {
-                        Some(d) => d.decode_into(t, out),
-                        None => *out = format.decode_bits(src.aspect, t),
-                    }
+                    decode(t, &mut line[(ty * lw + tx) as usize]);
                 }
                 self.fill_lines = l2_lines;
                 return;
@@ -758,24 +764,12 @@ impl TexelCache {
                     for l in first..=last {
                         if last_line != Some(l) && !l2_lines.contains(&l) {
                             l2_lines.push(l);
-                            self.stats.l2_accesses += 1;
-                            let request = L2Request {
-                                address: l * lb,
-                                generation: tex.generation(),
-                            };
-                            match &mut self.l2 {
-                                L2Port::Own(l2) => l2.replay(&[request], &mut self.stats),
-                                L2Port::Log(log) => log.push(request),
-                            }
+                            request_l2(&mut self.l2, &mut self.stats, l * lb, tex.generation());
                         }
                         last_line = Some(l);
                     }
                     let t = &bytes[m * eb..(m + 1) * eb];
-                    let out = &mut line[(ty * lw + tx) as usize];
-                    match &unorm8 {
-                        Some(d) => d.decode_into(t, out),
-                        None => *out = format.decode_bits(src.aspect, t),
-                    }
+                    decode(t, &mut line[(ty * lw + tx) as usize]);
                 }
             }
             self.fill_lines = l2_lines;
@@ -813,17 +807,7 @@ impl TexelCache {
                     for l in first..=last {
                         if !l2_lines.contains(&l) {
                             l2_lines.push(l);
-                            self.stats.l2_accesses += 1;
-                            let request = L2Request {
-                                address: l * lb,
-                                generation: tex.generation(),
-                            };
-                            match &mut self.l2 {
-                                L2Port::Own(l2) => {
-                                    l2.replay(&[request], &mut self.stats);
-                                }
-                                L2Port::Log(log) => log.push(request),
-                            }
+                            request_l2(&mut self.l2, &mut self.stats, l * lb, tex.generation());
                         }
                     }
                 }
@@ -842,10 +826,7 @@ impl TexelCache {
                     *out = c.map(f32::to_bits);
                 } else {
                     decoded = Some((ex, ey));
-                    match &unorm8 {
-                        Some(d) => d.decode_into(bytes, out),
-                        None => *out = format.decode_bits(src.aspect, bytes),
-                    }
+                    decode(bytes, out);
                 }
             }
         }
