@@ -528,6 +528,7 @@ impl TexelCache {
     /// Exactly what [`TexelCache::fetch`] does with those taps (the same accesses in the
     /// same order: a line is accessed where a tap first names it, and every tap in it read
     /// right away), with the distinct lines known from the two line columns and rows.
+    #[inline(always)]
     pub fn fetch_2x2(&mut self, s: &Surface, xs: [u32; 2], ys: [u32; 2]) -> [[u32; 4]; 4] {
         self.stats.requests += 1;
         self.stats.texel_reads += 4;

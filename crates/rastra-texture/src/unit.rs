@@ -602,6 +602,8 @@ impl TextureUnit {
         let mut acc = [0.0f32; 4];
         for &(level, lw) in levels {
             let l2d = bilinear.then(|| self.level_2d(src, view, sampler, level, ctx.slice));
+            // Every probe of a level has the same weight.
+            let w = lw / n as f32;
             for k in 0..n {
                 let t = (k as f32 + 0.5) / n as f32 - 0.5;
                 let p = if n == 1 {
@@ -613,7 +615,6 @@ impl TextureUnit {
                     (Some(l), Pos::Flat(c)) => self.bilinear_2d(l, quad.offset, c),
                     _ => self.footprint(src, view, sampler, quad.offset, level, p, filter, ctx),
                 };
-                let w = lw / n as f32;
                 for c in 0..4 {
                     acc[c] += w * v[c];
                 }
@@ -857,14 +858,15 @@ impl TextureUnit {
             }
             _ => self.bilinear_with_border(l, axes),
         };
+        // A tap of weight zero adds nothing (not even 0 · ∞ = NaN). Adding +0 instead of
+        // skipping it gives the same bits: the sum starts at +0 and round-to-nearest never
+        // makes it −0, and x + 0 = x for every other x — so the loop has no branch.
         let mut acc = [0.0f32; 4];
         for k in 0..4 {
             let wk = weights[k];
-            if wk == 0.0 {
-                continue;
-            }
             for ch in 0..4 {
-                acc[ch] += wk * f32::from_bits(vals[k][ch]);
+                let term = wk * f32::from_bits(vals[k][ch]);
+                acc[ch] += if wk != 0.0 { term } else { 0.0 };
             }
         }
         acc
