@@ -13,7 +13,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::{CHUNKS, Cx, Gen, NATIVE_BUFFERS};
-use crate::ir::{Inst, Mem};
+use crate::ir::{Inst, Mem, Reg};
 
 impl Gen<'_, '_> {
     /// Whether instruction `index` is a memory access the compiled code makes itself
@@ -45,6 +45,23 @@ impl Gen<'_, '_> {
         let base = self.b.ins().load(self.ptr, flags, self.cx, ptr as i32);
         let len = self.b.ins().load(self.ptr, flags, self.cx, len as i32);
         (base, len)
+    }
+
+    /// A memory instruction's operands: `mem`'s first word and length in words, and each
+    /// chunk's byte offsets (`offset`'s register, or zeros).
+    fn operands(&mut self, mem: Mem, offset: Option<Reg>) -> (Value, Value, [Value; CHUNKS]) {
+        let (base, len) = self.words(mem);
+        let offsets = match offset {
+            Some(r) => self.load(r, types::I32X4),
+            None => [self.splat(0); CHUNKS],
+        };
+        (base, len, offsets)
+    }
+
+    /// The address of a field of the `Cx` (the zero word out-of-range loads read, the sink
+    /// out-of-range stores write).
+    fn cx_field(&mut self, offset: usize) -> Value {
+        self.b.ins().iadd_imm_u(self.cx, offset as i64)
     }
 
     /// Lane `k` of `offsets` plus `add` as a word address inside `mem` (`base`, `len`), and
@@ -79,15 +96,8 @@ impl Gen<'_, '_> {
                 offset,
                 add,
             } => {
-                let (base, len) = self.words(mem);
-                let offsets = match offset {
-                    Some(r) => self.load(r, types::I32X4),
-                    None => [self.splat(0); CHUNKS],
-                };
-                let zero = self
-                    .b
-                    .ins()
-                    .iadd_imm_u(self.cx, std::mem::offset_of!(Cx, zero) as i64);
+                let (base, len, offsets) = self.operands(mem, offset);
+                let zero = self.cx_field(std::mem::offset_of!(Cx, zero));
                 let out = std::array::from_fn(|j| {
                     let mut v = self.splat(0);
                     for k in 0..4u8 {
@@ -106,16 +116,9 @@ impl Gen<'_, '_> {
                 add,
                 src,
             } => {
-                let (base, len) = self.words(mem);
-                let offsets = match offset {
-                    Some(r) => self.load(r, types::I32X4),
-                    None => [self.splat(0); CHUNKS],
-                };
+                let (base, len, offsets) = self.operands(mem, offset);
                 let values = self.load(src, types::I32X4);
-                let sink = self
-                    .b
-                    .ins()
-                    .iadd_imm_u(self.cx, std::mem::offset_of!(Cx, sink) as i64);
+                let sink = self.cx_field(std::mem::offset_of!(Cx, sink));
                 for j in 0..CHUNKS {
                     for k in 0..4u8 {
                         let lane = 4 * j as i64 + k as i64;
