@@ -80,26 +80,35 @@ pub fn read_bytes(words: &[AtomicU32], offset: u64, out: &mut [u8]) {
 /// Copies bytes into word memory starting at byte `offset` (which must be in range); words
 /// only partly covered keep their other bytes.
 pub fn write_bytes(words: &[AtomicU32], offset: u64, data: &[u8]) {
-    let mut addr = offset as usize;
-    let mut i = 0;
-    while i < data.len() {
-        let start = addr % 4;
-        let n = (4 - start).min(data.len() - i);
-        let word = &words[addr / 4];
-        if n == 4 {
-            word.store(
-                u32::from_le_bytes(data[i..i + 4].try_into().unwrap()),
-                Ordering::Relaxed,
-            );
-        } else {
-            let mut bytes = word.load(Ordering::Relaxed).to_le_bytes();
-            bytes[start..start + n].copy_from_slice(&data[i..i + n]);
-            word.store(u32::from_le_bytes(bytes), Ordering::Relaxed);
-        }
-        i += n;
-        addr += n;
+    let offset = offset as usize;
+    // A partly covered first word, whole words, a partly covered last word.
+    let head = ((4 - offset % 4) % 4).min(data.len());
+    merge_bytes(words, offset, &data[..head]);
+    let whole = (data.len() - head) / 4 * 4;
+    let first = (offset + head) / 4;
+    for (word, bytes) in words[first..first + whole / 4]
+        .iter()
+        .zip(data[head..head + whole].chunks_exact(4))
+    {
+        let v = u32::from_le_bytes(bytes.try_into().expect("four bytes"));
+        word.store(v, Ordering::Relaxed);
     }
+    merge_bytes(words, offset + head + whole, &data[head + whole..]);
 }
+
+/// Writes `data` (at most the rest of one word) at byte `addr`, keeping the word's other
+/// bytes.
+fn merge_bytes(words: &[AtomicU32], addr: usize, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let start = addr % 4;
+    let word = &words[addr / 4];
+    let mut bytes = word.load(Ordering::Relaxed).to_le_bytes();
+    bytes[start..start + data.len()].copy_from_slice(data);
+    word.store(u32::from_le_bytes(bytes), Ordering::Relaxed);
+}
+
 use crate::state::Color;
 pub use rastra_texture::SurfaceLayout;
 
@@ -284,6 +293,22 @@ mod tests {
                     let want = if i < whole { texel[i % size] } else { 0xee };
                     assert_eq!(b, want, "size {size} len {len} byte {i}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn writes_of_any_offset_and_length_change_exactly_their_bytes() {
+        for offset in 0..9usize {
+            for len in 0..14usize {
+                let words: Vec<AtomicU32> = (0..8).map(|_| AtomicU32::new(0xaaaa_aaaa)).collect();
+                let data: Vec<u8> = (1..=len as u8).collect();
+                write_bytes(&words, offset as u64, &data);
+                let mut want = [0xaau8; 32];
+                want[offset..offset + len].copy_from_slice(&data);
+                let mut got = [0u8; 32];
+                read_bytes(&words, 0, &mut got);
+                assert_eq!(got, want, "offset {offset}, {len} bytes");
             }
         }
     }

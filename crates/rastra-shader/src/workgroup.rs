@@ -95,26 +95,25 @@ pub fn execute_workgroup(
         let lanes = (wg.invocations - first).min(WARP_LANES as u32);
         // Each lane's local id: the first lane's by division, the others by stepping x,
         // then y, then z (the same values; divisions per lane are slow).
-        let mut id = [
+        let [mut x, mut y, mut z] = [
             first % size[0],
             first / size[0] % size[1],
             first / (size[0] * size[1]),
         ];
-        let ids: [[u32; 3]; WARP_LANES] = std::array::from_fn(|l| {
-            if l > 0 {
-                id[0] += 1;
-                if id[0] == size[0] {
-                    id[0] = 0;
-                    id[1] += 1;
-                    if id[1] == size[1] {
-                        id[1] = 0;
-                        id[2] += 1;
-                    }
+        let mut local = [[0u32; WARP_LANES]; 3];
+        let [lx, ly, lz] = &mut local;
+        for ((lx, ly), lz) in lx.iter_mut().zip(ly.iter_mut()).zip(lz.iter_mut()) {
+            [*lx, *ly, *lz] = [x, y, z];
+            x += 1;
+            if x == size[0] {
+                x = 0;
+                y += 1;
+                if y == size[1] {
+                    y = 0;
+                    z += 1;
                 }
             }
-            id
-        });
-        let local: [[u32; WARP_LANES]; 3] = std::array::from_fn(|k| ids.map(|id| id[k]));
+        }
         for io in &program.inputs {
             let IoBinding::Builtin(b) = io.binding else {
                 continue;
