@@ -691,6 +691,34 @@ fn n_body_step_with_shared_tiles() {
     }
 }
 
+/// Warps reading and writing consecutive words (`array[i]`, the vector path of compiled
+/// code) where the words run past the end of a buffer shorter than the shader's fixed-size
+/// arrays: in-range lanes get their words, the others load 0 and store nothing; the warp
+/// that ends exactly at the end of a buffer reads and writes all its words.
+#[test]
+fn consecutive_words_crossing_the_end_of_a_buffer() {
+    let p = compile(
+        "@group(0) @binding(0) var<storage, read_write> src: array<u32, 64>;
+        @group(0) @binding(1) var<storage, read_write> dst: array<u32, 64>;
+        @compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {
+            dst[i] = src[i] * 3u + 1u;
+        }",
+    );
+    for words in [20usize, 32, 40] {
+        let src: Vec<u32> = (0..words as u32).map(|k| k * 7 + 2).collect();
+        // Loads past the end of the source give 0.
+        let (out, _) = dispatch(&p, &[src.clone(), vec![0; 48]], [1, 1, 1]);
+        let want: Vec<u32> = (0..48)
+            .map(|k| src.get(k).map_or(0, |v| v * 3) + 1)
+            .collect();
+        assert_eq!(out[1], want, "{words} source words");
+        assert_eq!(out[0], src, "the source is unchanged");
+        // Stores past the end of the destination are dropped.
+        let (out, _) = dispatch(&p, &[vec![5; 64], vec![0; words]], [1, 1, 1]);
+        assert_eq!(out[1], vec![16; words], "{words} destination words");
+    }
+}
+
 /// Loads and stores the compiled code makes itself: in-bounds words, an empty buffer (loads
 /// give 0, stores are dropped), a fixed-size array read past its end through a pointer to
 /// its last element's clamp, workgroup memory shared between warps, every lane in order.

@@ -4,15 +4,20 @@
 //! words outside the memory give 0, stores outside it are dropped; a load reads every lane,
 //! a store writes the lanes allowed side effects, in lane order.
 //!
-//! Each lane's address is checked and then redirected rather than branched around: an
+//! The common case — sixteen consecutive words inside the memory (`array[base + lane]`),
+//! and for a store every lane writing — is four vector loads or stores. Otherwise each
+//! lane's address is checked and then redirected rather than branched around: an
 //! out-of-bounds load reads [`Cx::zero`], a dropped store writes [`Cx::sink`]. A memory
 //! instruction is generated for all four chunks at once, lane 0 to 15, never interleaved
-//! with another instruction's chunks, so accesses happen in the interpreter's order.
+//! with another instruction's chunks, so accesses happen in the interpreter's order (the
+//! vector path touches distinct words, so its order cannot be observed).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
+use cranelift_frontend::Variable;
 
 use super::{CHUNKS, Cx, Gen, NATIVE_BUFFERS};
+use crate::WARP_LANES;
 use crate::ir::{Inst, Mem, Reg};
 
 impl Gen<'_, '_> {
@@ -84,6 +89,61 @@ impl Gen<'_, '_> {
         (p, inside)
     }
 
+    /// Whether the warp's sixteen addresses are consecutive words all inside `mem` (lane
+    /// `l`'s byte offset is lane 0's plus `4 l`, with no wrap-around), and the address of
+    /// lane 0's word: such an access is four vector loads or stores.
+    fn contiguous(
+        &mut self,
+        offsets: &[Value; CHUNKS],
+        add: u32,
+        base: Value,
+        len: Value,
+    ) -> (Value, Value) {
+        let o0 = self.b.ins().extractlane(offsets[0], 0);
+        let from = self.b.ins().splat(types::I32X4, o0);
+        let mut same = None;
+        for (j, &o) in offsets.iter().enumerate() {
+            let s = 16 * j as u32;
+            let step = self.vconst([s, s + 4, s + 8, s + 12]);
+            let want = self.b.ins().iadd(from, step);
+            let eq = self.b.ins().icmp(IntCC::Equal, o, want);
+            same = Some(match same {
+                None => eq,
+                Some(acc) => self.b.ins().band(acc, eq),
+            });
+        }
+        let ramp = self.b.ins().vall_true(same.expect("a warp has chunks"));
+        let no_wrap = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedLessThanOrEqual,
+            o0,
+            (u32::MAX - 4 * (WARP_LANES as u32 - 1)) as i64,
+        );
+        let o = self.b.ins().uextend(self.ptr, o0);
+        let addr = self.b.ins().iadd_imm_u(o, add as i64);
+        let index = self.b.ins().ushr_imm_u(addr, 2);
+        let end = self.b.ins().iadd_imm_u(index, WARP_LANES as i64);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let ok = self.b.ins().band(ramp, no_wrap);
+        let ok = self.b.ins().band(ok, inside);
+        let bytes = self.b.ins().ishl_imm_u(index, 2);
+        let first = self.b.ins().iadd(base, bytes);
+        (ok, first)
+    }
+
+    /// Branches on `cond` to a new block (returned first) or another (second); both are to
+    /// jump to the third when done.
+    fn split(&mut self, cond: Value) -> (Block, Block, Block) {
+        let (fast, slow, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(cond, fast, &[], slow, &[]);
+        self.b.seal_block(fast);
+        self.b.seal_block(slow);
+        (fast, slow, merge)
+    }
+
     /// Emits the native memory instruction `index` for the whole warp; `effects` are the
     /// lanes allowed side effects.
     pub(super) fn memory(&mut self, index: usize, effects: Value) {
@@ -97,8 +157,19 @@ impl Gen<'_, '_> {
                 add,
             } => {
                 let (base, len, offsets) = self.operands(mem, offset);
+                let (run, first) = self.contiguous(&offsets, add, base, len);
+                let vars: [Variable; CHUNKS] =
+                    std::array::from_fn(|_| self.b.declare_var(types::I32X4));
+                let (fast, slow, merge) = self.split(run);
+                self.b.switch_to_block(fast);
+                for (j, var) in vars.iter().enumerate() {
+                    let v = self.b.ins().load(types::I32X4, flags, first, 16 * j as i32);
+                    self.b.def_var(*var, v);
+                }
+                self.b.ins().jump(merge, &[]);
+                self.b.switch_to_block(slow);
                 let zero = self.cx_field(std::mem::offset_of!(Cx, zero));
-                let out = std::array::from_fn(|j| {
+                for (j, var) in vars.iter().enumerate() {
                     let mut v = self.splat(0);
                     for k in 0..4u8 {
                         let (p, inside) = self.word_address(offsets[j], k, add, base, len);
@@ -106,8 +177,12 @@ impl Gen<'_, '_> {
                         let word = self.b.ins().load(types::I32, flags, p, 0);
                         v = self.b.ins().insertlane(v, word, k);
                     }
-                    v
-                });
+                    self.b.def_var(*var, v);
+                }
+                self.b.ins().jump(merge, &[]);
+                self.b.seal_block(merge);
+                self.b.switch_to_block(merge);
+                let out = vars.map(|var| self.b.use_var(var));
                 self.store(dst, out);
             }
             Inst::StoreMem {
@@ -118,6 +193,21 @@ impl Gen<'_, '_> {
             } => {
                 let (base, len, offsets) = self.operands(mem, offset);
                 let values = self.load(src, types::I32X4);
+                let (run, first) = self.contiguous(&offsets, add, base, len);
+                // Every lane writes (the others' words must not be rewritten: another
+                // workgroup may own them).
+                let all = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, effects, crate::FULL_MASK as i64);
+                let run = self.b.ins().band(run, all);
+                let (fast, slow, merge) = self.split(run);
+                self.b.switch_to_block(fast);
+                for (j, &v) in values.iter().enumerate() {
+                    self.b.ins().store(flags, v, first, 16 * j as i32);
+                }
+                self.b.ins().jump(merge, &[]);
+                self.b.switch_to_block(slow);
                 let sink = self.cx_field(std::mem::offset_of!(Cx, sink));
                 for j in 0..CHUNKS {
                     for k in 0..4u8 {
@@ -131,6 +221,9 @@ impl Gen<'_, '_> {
                         self.b.ins().store(flags, word, p, 0);
                     }
                 }
+                self.b.ins().jump(merge, &[]);
+                self.b.seal_block(merge);
+                self.b.switch_to_block(merge);
             }
             _ => unreachable!("is_native_memory admits loads and stores only"),
         }
