@@ -26,7 +26,7 @@ use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::raster::BLOCK_SIZE;
-use crate::raster::{SamplePattern, rasterize};
+use crate::raster::{Rasterized, SamplePattern, rasterize};
 use crate::setup::Triangle;
 use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
@@ -368,9 +368,16 @@ fn back_end(
                 front.viewport_bounds.as_ref(),
                 hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
                 &mut counters,
-                |quad, counters| {
+                |raster, counters| {
                     if result.is_ok() {
-                        result = pixels.push(tri, attrs, quad, &mut local, counters);
+                        result = match raster {
+                            Rasterized::Quad(quad) => {
+                                pixels.push(tri, attrs, quad, &mut local, counters)
+                            }
+                            Rasterized::Block { x, y } => {
+                                pixels.push_block(tri, attrs, x, y, &mut local, counters)
+                            }
+                        };
                     }
                 },
             );

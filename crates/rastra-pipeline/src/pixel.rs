@@ -20,7 +20,7 @@ use crate::interpolate::{
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
-use crate::raster::{Quad, SamplePattern};
+use crate::raster::{Quad, Rasterized, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
 use crate::state::Viewport;
 
@@ -200,220 +200,275 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         Ok(())
     }
 
+    /// Takes the whole 8×8 block at pixel (bx, by) of triangle `tri`, every sample covered:
+    /// its sixteen quads in raster order, as [`PixelPipe::push`] would take them one by one.
+    /// With no depth test and every sample kept by the sample mask, a quad goes straight
+    /// into the pending warp (nothing of `push` would change it).
+    pub fn push_block(
+        &mut self,
+        tri: &'a Triangle,
+        attrs: &'a [u32],
+        bx: u32,
+        by: u32,
+        budget: &mut u64,
+        counters: &mut Counters,
+    ) -> Result<(), rastra_shader::ExecError> {
+        let full = self.pattern.full_mask();
+        let direct = self.warp.is_some()
+            && self.pipeline.depth_mode == DepthMode::Off
+            && self.pipeline.desc.multisample.mask as u8 & full == full;
+        let mut result = Ok(());
+        let pattern = self.pattern;
+        Rasterized::Block { x: bx, y: by }.for_each_quad(&pattern, |quad| {
+            if result.is_err() {
+                return;
+            }
+            if !direct {
+                result = self.push(tri, attrs, quad, budget, counters);
+                return;
+            }
+            self.pending.push(Pending {
+                tri,
+                attrs,
+                quad,
+                raster: quad.coverage,
+                z: [[0.0; 4]; 4],
+            });
+            if self.pending.len() == QUADS_PER_WARP {
+                result = self.flush(budget, counters);
+            }
+        });
+        result
+    }
+
     /// Shades the pending quads and sends their results through late Z and the output merger.
+    /// (The work is [`flush_for_cpu`], compiled for the baseline and for AVX2.)
     pub fn flush(
         &mut self,
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let Some(warp) = self.warp.as_mut() else {
-            self.pending.clear();
-            return Ok(());
-        };
-        let p = self.pipeline;
-        let words = p.varying_words as usize;
-        let lanes = self.pending.len() * 4;
-        let active = lane_mask(lanes);
-        // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
-        // for it, its centroid sample); per quad: its triangle's planes. The weights and
-        // interpolated values are then computed for all lanes at once.
-        let mut helpers: Mask = 0;
-        let center = &mut self.center;
-        // Quads of one triangle (a big triangle's blocks): its planes and vertex values
-        // are used once for the whole warp.
-        let first = &self.pending[0];
-        let shared = self
-            .pending
-            .iter()
-            .all(|p| std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs));
-        center.begin(shared.then_some(first.tri));
-        for (q, pend) in self.pending.iter().enumerate() {
-            center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
-            for (i, &cov) in pend.quad.coverage.iter().enumerate() {
-                helpers |= ((cov == 0) as Mask) << (q * 4 + i);
-            }
-        }
-        let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
-        let centroid_weights = wants_centroid.then(|| {
-            // Partly covered pixels move to their first covered sample.
-            let full = self.pattern.full_mask();
-            let mut centroid = *center;
-            for (q, pend) in self.pending.iter().enumerate() {
-                for (i, &cov) in pend.raster.iter().enumerate() {
-                    if cov != 0 && cov != full {
-                        let [ox, oy] = self.pattern.offsets[cov.trailing_zeros() as usize];
-                        let px = (pend.quad.x + (i as u32 & 1)) as i64;
-                        let py = (pend.quad.y + (i as u32 >> 1)) as i64;
-                        centroid.set_point(
-                            q * 4 + i,
-                            (px << SUBPIXEL_BITS) + ox,
-                            (py << SUBPIXEL_BITS) + oy,
-                        );
-                    }
-                }
-            }
-            centroid.weights()
-        });
-        center.weights_into(&mut self.center_weights);
-        let center_weights = &self.center_weights;
-        if let Some(reg) = p.frag_position_reg {
-            let depths = center.depths();
-            let r = warp.regs_mut(reg, 4);
-            for (q, pend) in self.pending.iter().enumerate() {
-                // Pixel centres of whole pixels below 2²⁴: exact whichever way they are added.
-                let x = pend.quad.x as f32 + 0.5;
-                let y = pend.quad.y as f32 + 0.5;
-                let lanes = q * 4..q * 4 + 4;
-                r[0][lanes.clone()].copy_from_slice(&[x, x + 1.0, x, x + 1.0].map(f32::to_bits));
-                r[1][lanes].copy_from_slice(&[y, y, y + 1.0, y + 1.0].map(f32::to_bits));
-            }
-            r[2] = depths.map(f32::to_bits);
-            r[3] = center_weights.inv_w.map(f32::to_bits);
-        }
-        if let Some(reg) = p.front_facing_reg {
-            let r = &mut warp.regs_mut(reg, 1)[0];
-            for (q, pend) in self.pending.iter().enumerate() {
-                let facing = pend.tri.front_facing as u32;
-                r[q * 4..q * 4 + 4].fill(facing);
-            }
-        }
-        if let Some(reg) = p.sample_mask_in_reg {
-            let r = &mut warp.regs_mut(reg, 1)[0];
-            for (q, pend) in self.pending.iter().enumerate() {
-                for i in 0..4 {
-                    r[q * 4 + i] = pend.raster[i] as u32;
-                }
-            }
-        }
-        // A quad's four lanes share a triangle: its three vertex values of each attribute
-        // word are fetched once per quad (once per warp when every quad shares it) and
-        // weighted per lane.
-        let groups = if shared { 1 } else { self.pending.len() };
-        for (q, pend) in self.pending.iter().enumerate().take(groups) {
-            let (v0, rest) = pend.attrs.split_at(words);
-            let (v1, v2) = rest.split_at(words);
-            for v in &p.varyings {
-                let weights = match &centroid_weights {
-                    Some(w) if v.sampling == Sampling::Centroid => w,
-                    _ => center_weights,
-                };
-                let base = v.word as usize;
-                let regs = warp.regs_mut(v.fs_reg, v.components);
-                for (c, reg) in regs.iter_mut().enumerate() {
-                    let values = [v0[base + c], v1[base + c], v2[base + c]];
-                    if shared {
-                        interpolate_lanes(v.interpolation, weights, lanes, values, reg);
-                    } else {
-                        interpolate_quad(v.interpolation, weights, q, values, reg);
-                    }
-                }
-            }
-        }
-        let program = p
-            .desc
-            .fragment
-            .as_deref()
-            .expect("a warp implies a fragment shader");
-        let info = rastra_shader::execute(
-            program,
-            warp,
-            active,
-            helpers,
-            &self.resources,
-            &mut self.unit,
-            budget,
-        )?;
-        counters.pixel_warps += 1;
-        counters.pixel_instructions += info.instructions;
-        crate::cores::account(&info, counters);
-        counters.helper_lanes += helpers.count_ones() as u64;
-        counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
-        counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;
-
-        let samples = self.pattern.count;
-        let (dmin, dmax) = (
-            self.viewport.min_depth.min(self.viewport.max_depth),
-            self.viewport.min_depth.max(self.viewport.max_depth),
-        );
-        // No test or write after shading and no shader depth: a quad's surviving coverage
-        // is its coverage without the lanes that discarded, all four pixels at once.
-        let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
-            && p.frag_depth_reg.is_none();
-        // Per quad: its position and surviving coverage.
-        let mut quads = [(0u32, 0u32, [0u8; 4]); QUADS_PER_WARP];
-        for (q, pend) in self.pending.iter().enumerate() {
-            // The quad's surviving coverage, one byte per pixel, built in a register (bytes
-            // stored one by one and read back as a word stall the store buffer).
-            let mut cov_word = 0u32;
-            if no_late_stage {
-                // Discarded lanes 0–3 of the quad → bytes 0–3 all ones (the four bits spread
-                // 7 apart land on bits 0, 8, 16, 24).
-                let discarded = (info.discarded >> (q * 4)) & 0xf;
-                let killed = ((discarded * 0x0020_4081) & 0x0101_0101) * 0xff;
-                cov_word = u32::from_le_bytes(pend.quad.coverage) & !killed;
-                self.samples_passed += cov_word.count_ones() as u64;
-            } else {
-                for i in 0..4 {
-                    let lane = q * 4 + i;
-                    let mut cov = pend.quad.coverage[i];
-                    if cov == 0 || info.discarded & (1 << lane) != 0 {
-                        continue;
-                    }
-                    let px = pend.quad.x + (i as u32 & 1);
-                    let py = pend.quad.y + (i as u32 >> 1);
-                    let mut z = pend.z[i];
-                    if let Some(reg) = p.frag_depth_reg {
-                        let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
-                        z = [d; 4];
-                    }
-                    match p.depth_mode {
-                        DepthMode::Late => {
-                            let depth = self.depth.as_mut().expect("late Z implies a depth target");
-                            let pass = depth.test(px, py, cov, &z, true);
-                            counters.late_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
-                            cov = pass;
-                        }
-                        DepthMode::EarlyTestLateWrite => {
-                            self.depth
-                                .as_mut()
-                                .expect("depth mode implies a depth target")
-                                .write(px, py, cov, &z);
-                        }
-                        DepthMode::EarlyTestWrite | DepthMode::Off => {}
-                    }
-                    if cov == 0 {
-                        continue;
-                    }
-                    self.samples_passed += cov.count_ones() as u64;
-                    if matches!(
-                        p.depth_mode,
-                        DepthMode::Late | DepthMode::EarlyTestLateWrite
-                    ) && let Some(d) = &self.depth
-                        && d.write_enabled
-                    {
-                        counters.depth_samples_written += cov.count_ones() as u64;
-                    }
-                    cov_word |= (cov as u32) << (8 * i);
-                }
-            }
-            quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
-        }
-        let quads = &quads[..self.pending.len()];
-        for out in &p.color_outputs {
-            let Some(surface) = self.colors[out.target].as_ref() else {
-                continue;
-            };
-            let regs = warp.regs(out.reg, out.components);
-            let (written, blended) = write_target(surface, samples as usize, quads, regs);
-            counters.samples_written += written;
-            counters.samples_blended += blended;
-        }
-        self.pending.clear();
-        Ok(())
+        flush_for_cpu(self, budget, counters)
     }
+}
+
+rastra_texture::multiversion! {
+/// [`PixelPipe::flush`]: the pending quads' shading points, inputs and shading, then late Z
+/// and the output merger. Compiled for the baseline and for AVX2 (the same bits: its lane
+/// loops are IEEE-exact multiplies and adds, its bit counts exact either way).
+fn flush_for_cpu<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    if pipe.pending.is_empty() {
+        return Ok(());
+    }
+    let Some(warp) = pipe.warp.as_mut() else {
+        pipe.pending.clear();
+        return Ok(());
+    };
+    let p = pipe.pipeline;
+    let words = p.varying_words as usize;
+    let lanes = pipe.pending.len() * 4;
+    let active = lane_mask(lanes);
+    // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
+    // for it, its centroid sample); per quad: its triangle's planes. The weights and
+    // interpolated values are then computed for all lanes at once.
+    let mut helpers: Mask = 0;
+    let center = &mut pipe.center;
+    // Quads of one triangle (a big triangle's blocks): its planes and vertex values
+    // are used once for the whole warp.
+    let first = &pipe.pending[0];
+    let shared = pipe
+        .pending
+        .iter()
+        .all(|p| std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs));
+    center.begin(shared.then_some(first.tri));
+    for (q, pend) in pipe.pending.iter().enumerate() {
+        center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
+        for (i, &cov) in pend.quad.coverage.iter().enumerate() {
+            helpers |= ((cov == 0) as Mask) << (q * 4 + i);
+        }
+    }
+    let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
+    let centroid_weights = wants_centroid.then(|| {
+        // Partly covered pixels move to their first covered sample.
+        let full = pipe.pattern.full_mask();
+        let mut centroid = *center;
+        for (q, pend) in pipe.pending.iter().enumerate() {
+            for (i, &cov) in pend.raster.iter().enumerate() {
+                if cov != 0 && cov != full {
+                    let [ox, oy] = pipe.pattern.offsets[cov.trailing_zeros() as usize];
+                    let px = (pend.quad.x + (i as u32 & 1)) as i64;
+                    let py = (pend.quad.y + (i as u32 >> 1)) as i64;
+                    centroid.set_point(
+                        q * 4 + i,
+                        (px << SUBPIXEL_BITS) + ox,
+                        (py << SUBPIXEL_BITS) + oy,
+                    );
+                }
+            }
+        }
+        centroid.weights()
+    });
+    center.weights_into(&mut pipe.center_weights);
+    let center_weights = &pipe.center_weights;
+    if let Some(reg) = p.frag_position_reg {
+        let depths = center.depths();
+        let r = warp.regs_mut(reg, 4);
+        for (q, pend) in pipe.pending.iter().enumerate() {
+            // Pixel centres of whole pixels below 2²⁴: exact whichever way they are added.
+            let x = pend.quad.x as f32 + 0.5;
+            let y = pend.quad.y as f32 + 0.5;
+            let lanes = q * 4..q * 4 + 4;
+            r[0][lanes.clone()].copy_from_slice(&[x, x + 1.0, x, x + 1.0].map(f32::to_bits));
+            r[1][lanes].copy_from_slice(&[y, y, y + 1.0, y + 1.0].map(f32::to_bits));
+        }
+        r[2] = depths.map(f32::to_bits);
+        r[3] = center_weights.inv_w.map(f32::to_bits);
+    }
+    if let Some(reg) = p.front_facing_reg {
+        let r = &mut warp.regs_mut(reg, 1)[0];
+        for (q, pend) in pipe.pending.iter().enumerate() {
+            let facing = pend.tri.front_facing as u32;
+            r[q * 4..q * 4 + 4].fill(facing);
+        }
+    }
+    if let Some(reg) = p.sample_mask_in_reg {
+        let r = &mut warp.regs_mut(reg, 1)[0];
+        for (q, pend) in pipe.pending.iter().enumerate() {
+            for i in 0..4 {
+                r[q * 4 + i] = pend.raster[i] as u32;
+            }
+        }
+    }
+    // A quad's four lanes share a triangle: its three vertex values of each attribute
+    // word are fetched once per quad (once per warp when every quad shares it) and
+    // weighted per lane.
+    let groups = if shared { 1 } else { pipe.pending.len() };
+    for (q, pend) in pipe.pending.iter().enumerate().take(groups) {
+        let (v0, rest) = pend.attrs.split_at(words);
+        let (v1, v2) = rest.split_at(words);
+        for v in &p.varyings {
+            let weights = match &centroid_weights {
+                Some(w) if v.sampling == Sampling::Centroid => w,
+                _ => center_weights,
+            };
+            let base = v.word as usize;
+            let regs = warp.regs_mut(v.fs_reg, v.components);
+            for (c, reg) in regs.iter_mut().enumerate() {
+                let values = [v0[base + c], v1[base + c], v2[base + c]];
+                if shared {
+                    interpolate_lanes(v.interpolation, weights, lanes, values, reg);
+                } else {
+                    interpolate_quad(v.interpolation, weights, q, values, reg);
+                }
+            }
+        }
+    }
+    let program = p
+        .desc
+        .fragment
+        .as_deref()
+        .expect("a warp implies a fragment shader");
+    let info = rastra_shader::execute(
+        program,
+        warp,
+        active,
+        helpers,
+        &pipe.resources,
+        &mut pipe.unit,
+        budget,
+    )?;
+    counters.pixel_warps += 1;
+    counters.pixel_instructions += info.instructions;
+    crate::cores::account(&info, counters);
+    counters.helper_lanes += helpers.count_ones() as u64;
+    counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
+    counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;
+
+    let samples = pipe.pattern.count;
+    let (dmin, dmax) = (
+        pipe.viewport.min_depth.min(pipe.viewport.max_depth),
+        pipe.viewport.min_depth.max(pipe.viewport.max_depth),
+    );
+    // No test or write after shading and no shader depth: a quad's surviving coverage
+    // is its coverage without the lanes that discarded, all four pixels at once.
+    let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
+        && p.frag_depth_reg.is_none();
+    // Per quad: its position and surviving coverage.
+    let mut quads = [(0u32, 0u32, [0u8; 4]); QUADS_PER_WARP];
+    for (q, pend) in pipe.pending.iter().enumerate() {
+        // The quad's surviving coverage, one byte per pixel, built in a register (bytes
+        // stored one by one and read back as a word stall the store buffer).
+        let mut cov_word = 0u32;
+        if no_late_stage {
+            // Discarded lanes 0–3 of the quad → bytes 0–3 all ones (the four bits spread
+            // 7 apart land on bits 0, 8, 16, 24).
+            let discarded = (info.discarded >> (q * 4)) & 0xf;
+            let killed = ((discarded * 0x0020_4081) & 0x0101_0101) * 0xff;
+            cov_word = u32::from_le_bytes(pend.quad.coverage) & !killed;
+            pipe.samples_passed += cov_word.count_ones() as u64;
+        } else {
+            for i in 0..4 {
+                let lane = q * 4 + i;
+                let mut cov = pend.quad.coverage[i];
+                if cov == 0 || info.discarded & (1 << lane) != 0 {
+                    continue;
+                }
+                let px = pend.quad.x + (i as u32 & 1);
+                let py = pend.quad.y + (i as u32 >> 1);
+                let mut z = pend.z[i];
+                if let Some(reg) = p.frag_depth_reg {
+                    let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
+                    z = [d; 4];
+                }
+                match p.depth_mode {
+                    DepthMode::Late => {
+                        let depth = pipe.depth.as_mut().expect("late Z implies a depth target");
+                        let pass = depth.test(px, py, cov, &z, true);
+                        counters.late_z_killed += (cov.count_ones() - pass.count_ones()) as u64;
+                        cov = pass;
+                    }
+                    DepthMode::EarlyTestLateWrite => {
+                        pipe.depth
+                            .as_mut()
+                            .expect("depth mode implies a depth target")
+                            .write(px, py, cov, &z);
+                    }
+                    DepthMode::EarlyTestWrite | DepthMode::Off => {}
+                }
+                if cov == 0 {
+                    continue;
+                }
+                pipe.samples_passed += cov.count_ones() as u64;
+                if matches!(
+                    p.depth_mode,
+                    DepthMode::Late | DepthMode::EarlyTestLateWrite
+                ) && let Some(d) = &pipe.depth
+                    && d.write_enabled
+                {
+                    counters.depth_samples_written += cov.count_ones() as u64;
+                }
+                cov_word |= (cov as u32) << (8 * i);
+            }
+        }
+        quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
+    }
+    let quads = &quads[..pipe.pending.len()];
+    for out in &p.color_outputs {
+        let Some(surface) = pipe.colors[out.target].as_ref() else {
+            continue;
+        };
+        let regs = warp.regs(out.reg, out.components);
+        let (written, blended) = write_target(surface, samples as usize, quads, regs);
+        counters.samples_written += written;
+        counters.samples_blended += blended;
+    }
+    pipe.pending.clear();
+    Ok(())
+}
 }
 
 rastra_texture::multiversion! {

@@ -59,8 +59,46 @@ impl Quad {
     }
 }
 
+/// What the rasterizer hands the pixel pipeline: a quad with its coverage, or a whole 8×8
+/// block of which the triangle covers every sample — the coarse level's "inside" verdict
+/// passed on, so the block's sixteen quads need no per-quad work here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rasterized {
+    Quad(Quad),
+    /// The block whose top-left pixel is (x, y).
+    Block {
+        x: u32,
+        y: u32,
+    },
+}
+
+impl Rasterized {
+    /// Calls `f` for each quad, in the order the pixel pipeline takes them: a block's
+    /// quads row by row from the top, each row from the left (the order the fine level
+    /// emits a block's quads in).
+    pub fn for_each_quad(self, pattern: &SamplePattern, mut f: impl FnMut(Quad)) {
+        match self {
+            Rasterized::Quad(q) => f(q),
+            Rasterized::Block { x, y } => {
+                let full = pattern.full_mask();
+                for k in 0..BLOCK_QUADS as u32 {
+                    f(Quad {
+                        x: x + 2 * (k % 4),
+                        y: y + 2 * (k / 4),
+                        coverage: [full; 4],
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Quads in a block.
+pub const BLOCK_QUADS: usize = (BLOCK_SIZE * BLOCK_SIZE / 4) as usize;
+
 /// Rasterizes `tri` inside `region` (a tile, inclusive pixel bounds), calling `emit` for
-/// every quad with at least one covered sample. `hiz`, when given, is the hierarchical Z
+/// every quad with at least one covered sample — or once for a whole block, when the
+/// triangle covers every sample of a block inside the region and `viewport` is not given. `hiz`, when given, is the hierarchical Z
 /// test run between the coarse and the fine level: it gets a block's top-left pixel and
 /// returns false when the block certainly fails the depth test. `viewport` (snapped `[x0, y0, x1, y1]`) is
 /// given when the viewport has fractional edges: samples outside `[x0, x1) × [y0, y1)` are
@@ -73,7 +111,7 @@ pub fn rasterize(
     viewport: Option<&[Fixed; 4]>,
     hiz: Option<&dyn Fn(u32, u32) -> bool>,
     counters: &mut Counters,
-    mut emit: impl FnMut(Quad, &mut Counters),
+    mut emit: impl FnMut(Rasterized, &mut Counters),
 ) {
     let b = &tri.bounds;
     let x0 = region.x0.max(b.x0);
@@ -111,6 +149,12 @@ pub fn rasterize(
                         block_coverage(tri, bx, by, qy0 - by..qy1 + 1 - by, pattern)
                     };
                     let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
+                    if whole && bounds == u64::MAX && viewport.is_none() {
+                        counters.quads_rasterized += BLOCK_QUADS as u64;
+                        emit(Rasterized::Block { x: bx, y: by }, counters);
+                        bx += BLOCK_SIZE;
+                        continue;
+                    }
                     let masks = masks.map(|m| m & bounds);
                     let mut qy = qy0;
                     while qy <= qy1 {
@@ -141,7 +185,7 @@ pub fn rasterize(
                             }
                             if !quad.is_empty() {
                                 counters.quads_rasterized += 1;
-                                emit(quad, counters);
+                                emit(Rasterized::Quad(quad), counters);
                             }
                             qx += 2;
                         }

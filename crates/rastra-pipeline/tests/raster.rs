@@ -4,7 +4,9 @@
 
 use expect_test::{Expect, expect};
 use proptest::prelude::*;
-use rastra_pipeline::raster::{PATTERN_1X, PATTERN_4X, SamplePattern, pixel_coverage, rasterize};
+use rastra_pipeline::raster::{
+    PATTERN_1X, PATTERN_4X, Rasterized, SamplePattern, pixel_coverage, rasterize,
+};
 use rastra_pipeline::setup::{PixelRect, SetupState, Triangle};
 use rastra_pipeline::state::{CullMode, FrontFace, ScissorRect, Viewport};
 use rastra_stats::Counters;
@@ -62,13 +64,15 @@ fn coverage(tri: [(f32, f32); 3], w: u32, h: u32, pattern: &SamplePattern) -> Ve
             None,
             None,
             &mut Counters::default(),
-            |q, _| {
-                for i in 0..4u32 {
-                    let (x, y) = (q.x + (i & 1), q.y + (i >> 1));
-                    if q.coverage[i as usize] != 0 {
-                        out[(y * w + x) as usize] = q.coverage[i as usize];
+            |r, _| {
+                r.for_each_quad(pattern, |q| {
+                    for i in 0..4u32 {
+                        let (x, y) = (q.x + (i & 1), q.y + (i >> 1));
+                        if q.coverage[i as usize] != 0 {
+                            out[(y * w + x) as usize] = q.coverage[i as usize];
+                        }
                     }
-                }
+                })
             },
         );
     }
@@ -201,6 +205,44 @@ fn msaa_4x_counts_samples() {
     .assert_eq(&picture(&cov, W));
 }
 
+/// Blocks the triangle covers entirely (every sample) come out whole, the others as quads;
+/// together they are the per-pixel coverage (the property tests below check that for any
+/// triangle), and the quad count is the same either way.
+#[test]
+fn fully_covered_blocks_come_out_whole() {
+    let (w, h) = (40, 24);
+    // A right triangle over the top-left of the target: the blocks well inside its
+    // hypotenuse are covered, the ones it crosses are not.
+    let t = setup([(0.0, 0.0), (40.0, 0.0), (0.0, 24.0)], w, h).expect("a triangle");
+    let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+    for pattern in [PATTERN_1X, PATTERN_4X] {
+        let mut blocks = Vec::new();
+        let mut quads = 0;
+        let mut counters = Counters::default();
+        rasterize(&t, &region, &pattern, None, None, &mut counters, |r, _| match r {
+            Rasterized::Block { x, y } => blocks.push((x, y)),
+            Rasterized::Quad(_) => quads += 1,
+        });
+        assert_eq!(blocks, [(0, 0), (8, 0), (16, 0), (0, 8)], "{pattern:?}");
+        for &(bx, by) in &blocks {
+            for y in by..by + 8 {
+                for x in bx..bx + 8 {
+                    assert_eq!(pixel_coverage(&t, x, y, &pattern), pattern.full_mask());
+                }
+            }
+        }
+        assert_eq!(counters.quads_rasterized, quads + 16 * blocks.len() as u64);
+        // A region cutting a block, or a fractional viewport, sends its quads one by one.
+        let cut = PixelRect { x0: 0, y0: 0, x1: 6, y1: 23 };
+        let viewport = [0, 0, (w as i64) << 8, (h as i64) << 8];
+        for (region, viewport) in [(&cut, None), (&region, Some(&viewport))] {
+            rasterize(&t, region, &pattern, viewport, None, &mut counters, |r, _| {
+                assert!(matches!(r, Rasterized::Quad(_)), "{r:?}");
+            });
+        }
+    }
+}
+
 #[test]
 fn grid_mesh_covers_every_pixel_exactly_once() {
     // A jittered 5×5 vertex grid spanning past the framebuffer, split into triangles.
@@ -262,10 +304,12 @@ proptest! {
                 PixelRect { x0: 10, y0: 22, x1: 57, y1: 101 },
             ] {
                 let mut got = vec![0u8; (w * h) as usize];
-                rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |q, _| {
-                    for i in 0..4u32 {
-                        got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
-                    }
+                rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |r, _| {
+                    r.for_each_quad(&pattern, |q| {
+                        for i in 0..4u32 {
+                            got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
+                        }
+                    })
                 });
                 for y in region.y0..=region.y1 {
                     for x in region.x0..=region.x1 {
@@ -291,10 +335,12 @@ proptest! {
             let Some(t) = setup([a, b, c], w, h) else { continue };
             let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
             let mut got = vec![0u8; (w * h) as usize];
-            rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |q, _| {
-                for i in 0..4u32 {
-                    got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
-                }
+            rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |r, _| {
+                r.for_each_quad(&pattern, |q| {
+                    for i in 0..4u32 {
+                        got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] = q.coverage[i as usize];
+                    }
+                })
             });
             for y in 0..h {
                 for x in 0..w {
