@@ -106,98 +106,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         &mut self,
         tri: &'a Triangle,
         attrs: &'a [u32],
-        mut quad: Quad,
+        quad: Quad,
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        let mode = self.pipeline.depth_mode;
-        // The multisample state's sample mask removes samples before any test (all four
-        // pixels at once, as one word: bytes written one by one and then compared as a
-        // word stall the store buffer).
-        let sample_mask = (self.pipeline.desc.multisample.mask as u8 as u32) * 0x0101_0101;
-        let coverage = u32::from_le_bytes(quad.coverage) & sample_mask;
-        if coverage == 0 {
-            return Ok(());
-        }
-        quad.coverage = coverage.to_le_bytes();
-        if mode == DepthMode::EarlyTestLateWrite
-            && self
-                .pending
-                .iter()
-                .any(|p| p.quad.x == quad.x && p.quad.y == quad.y)
-        {
-            self.flush(budget, counters)?;
-        }
-        let raster = quad.coverage;
-        let t = tri;
-        let mut z = [[0.0f32; 4]; 4];
-        if mode != DepthMode::Off && self.pattern.count == 1 {
-            // One sample per pixel: the quad's four depths at once (uncovered pixels' depths
-            // are never read).
-            let zq = depth_at_quad(t, quad.x, quad.y, self.pattern.offsets[0]);
-            for i in 0..4 {
-                z[i][0] = zq[i];
-            }
-        } else if mode != DepthMode::Off {
-            for i in 0..4 {
-                let cov = quad.coverage[i];
-                if cov == 0 {
-                    continue;
-                }
-                let px = (quad.x + (i as u32 & 1)) as i64;
-                let py = (quad.y + (i as u32 >> 1)) as i64;
-                for s in 0..self.pattern.count as usize {
-                    if cov & (1 << s) != 0 {
-                        let [ox, oy] = self.pattern.offsets[s];
-                        z[i][s] =
-                            depth_at(t, (px << SUBPIXEL_BITS) + ox, (py << SUBPIXEL_BITS) + oy);
-                    }
-                }
-            }
-        }
-        if matches!(
-            mode,
-            DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
-        ) {
-            let depth = self
-                .depth
-                .as_mut()
-                .expect("depth mode implies a depth target");
-            let write = mode == DepthMode::EarlyTestWrite;
-            let pass = depth.test_quad(quad.x, quad.y, quad.coverage, &z, write);
-            let (before, after) = (
-                u32::from_le_bytes(quad.coverage).count_ones(),
-                u32::from_le_bytes(pass).count_ones(),
-            );
-            counters.early_z_killed += (before - after) as u64;
-            if write && depth.write_enabled {
-                counters.depth_samples_written += after as u64;
-            }
-            quad.coverage = pass;
-            if quad.is_empty() {
-                return Ok(());
-            }
-        }
-        if self.warp.is_none() {
-            // No fragment shader: depth-only rendering ends at the depth unit.
-            self.samples_passed += quad
-                .coverage
-                .iter()
-                .map(|c| c.count_ones() as u64)
-                .sum::<u64>();
-            return Ok(());
-        }
-        self.pending.push(Pending {
-            tri,
-            attrs,
-            quad,
-            raster,
-            z,
-        });
-        if self.pending.len() == QUADS_PER_WARP {
-            self.flush(budget, counters)?;
-        }
-        Ok(())
+        push_for_cpu(self, tri, attrs, quad, budget, counters)
     }
 
     /// Takes the whole 8×8 block at pixel (bx, by) of triangle `tri`, every sample covered:
@@ -250,6 +163,108 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     ) -> Result<(), rastra_shader::ExecError> {
         flush_for_cpu(self, budget, counters)
     }
+}
+
+rastra_texture::multiversion! {
+/// [`PixelPipe::push`], compiled for the baseline and for AVX2 (the same bits).
+fn push_for_cpu<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    tri: &'a Triangle,
+    attrs: &'a [u32],
+    quad: Quad,
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    let mut quad = quad;
+    let mode = pipe.pipeline.depth_mode;
+    // The multisample state's sample mask removes samples before any test (all four
+    // pixels at once, as one word: bytes written one by one and then compared as a
+    // word stall the store buffer).
+    let sample_mask = (pipe.pipeline.desc.multisample.mask as u8 as u32) * 0x0101_0101;
+    let coverage = u32::from_le_bytes(quad.coverage) & sample_mask;
+    if coverage == 0 {
+        return Ok(());
+    }
+    quad.coverage = coverage.to_le_bytes();
+    if mode == DepthMode::EarlyTestLateWrite
+        && pipe
+            .pending
+            .iter()
+            .any(|p| p.quad.x == quad.x && p.quad.y == quad.y)
+    {
+        pipe.flush(budget, counters)?;
+    }
+    let raster = quad.coverage;
+    let t = tri;
+    let mut z = [[0.0f32; 4]; 4];
+    if mode != DepthMode::Off && pipe.pattern.count == 1 {
+        // One sample per pixel: the quad's four depths at once (uncovered pixels' depths
+        // are never read).
+        let zq = depth_at_quad(t, quad.x, quad.y, pipe.pattern.offsets[0]);
+        for i in 0..4 {
+            z[i][0] = zq[i];
+        }
+    } else if mode != DepthMode::Off {
+        for i in 0..4 {
+            let cov = quad.coverage[i];
+            if cov == 0 {
+                continue;
+            }
+            let px = (quad.x + (i as u32 & 1)) as i64;
+            let py = (quad.y + (i as u32 >> 1)) as i64;
+            for s in 0..pipe.pattern.count as usize {
+                if cov & (1 << s) != 0 {
+                    let [ox, oy] = pipe.pattern.offsets[s];
+                    z[i][s] =
+                        depth_at(t, (px << SUBPIXEL_BITS) + ox, (py << SUBPIXEL_BITS) + oy);
+                }
+            }
+        }
+    }
+    if matches!(
+        mode,
+        DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
+    ) {
+        let depth = pipe
+            .depth
+            .as_mut()
+            .expect("depth mode implies a depth target");
+        let write = mode == DepthMode::EarlyTestWrite;
+        let pass = depth.test_quad(quad.x, quad.y, quad.coverage, &z, write);
+        let (before, after) = (
+            u32::from_le_bytes(quad.coverage).count_ones(),
+            u32::from_le_bytes(pass).count_ones(),
+        );
+        counters.early_z_killed += (before - after) as u64;
+        if write && depth.write_enabled {
+            counters.depth_samples_written += after as u64;
+        }
+        quad.coverage = pass;
+        if quad.is_empty() {
+            return Ok(());
+        }
+    }
+    if pipe.warp.is_none() {
+        // No fragment shader: depth-only rendering ends at the depth unit.
+        pipe.samples_passed += quad
+            .coverage
+            .iter()
+            .map(|c| c.count_ones() as u64)
+            .sum::<u64>();
+        return Ok(());
+    }
+    pipe.pending.push(Pending {
+        tri,
+        attrs,
+        quad,
+        raster,
+        z,
+    });
+    if pipe.pending.len() == QUADS_PER_WARP {
+        pipe.flush(budget, counters)?;
+    }
+    Ok(())
+}
 }
 
 rastra_texture::multiversion! {

@@ -93,6 +93,10 @@ impl Rasterized {
     }
 }
 
+/// The bits of a block mask (`row · 8 + column`) at even rows and columns: the top-left
+/// pixels of the block's quads.
+const QUAD_CORNERS: u64 = 0x0055_0055_0055_0055;
+
 /// Quads in a block.
 pub const BLOCK_QUADS: usize = (BLOCK_SIZE * BLOCK_SIZE / 4) as usize;
 
@@ -136,10 +140,8 @@ pub fn rasterize(
                     if whole {
                         counters.coarse_blocks_full += 1;
                     }
-                    // Quads of this block inside the clipped bounds.
-                    let qx0 = bx.max(x0) & !1;
+                    // Rows of quads of this block inside the clipped bounds.
                     let qy0 = by.max(y0) & !1;
-                    let qx1 = (bx + BLOCK_SIZE - 1).min(x1);
                     let qy1 = (by + BLOCK_SIZE - 1).min(y1);
                     // Per sample, the block's pixels inside the triangle and the clipped
                     // bounds: bit `row · 8 + column`.
@@ -156,40 +158,46 @@ pub fn rasterize(
                         continue;
                     }
                     let masks = masks.map(|m| m & bounds);
-                    let mut qy = qy0;
-                    while qy <= qy1 {
-                        let mut qx = qx0;
-                        while qx <= qx1 {
-                            // The quad's two rows of two pixels are bits `bit, bit + 1` and
-                            // `bit + 8, bit + 9` of each sample's mask; pixel i's samples
-                            // go to byte i of the coverage word.
-                            let bit = (qy - by) * BLOCK_SIZE + (qx - bx);
-                            let spread = |two: u64| ((two & 1) | (two & 2) << 7) as u32;
-                            let mut word = 0u32;
-                            for (s, m) in masks.iter().take(pattern.count as usize).enumerate() {
-                                let top = spread(m >> bit & 3);
-                                let bottom = spread(m >> (bit + BLOCK_SIZE) & 3);
-                                word |= (top | bottom << 16) << s;
-                            }
-                            let mut quad = Quad {
-                                x: qx,
-                                y: qy,
-                                coverage: word.to_le_bytes(),
-                            };
-                            if let Some(bounds) = viewport {
-                                for i in 0..4u32 {
-                                    let (px, py) = (qx + (i & 1), qy + (i >> 1));
-                                    quad.coverage[i as usize] &=
-                                        viewport_coverage(bounds, px, py, pattern);
-                                }
-                            }
-                            if !quad.is_empty() {
-                                counters.quads_rasterized += 1;
-                                emit(Rasterized::Quad(quad), counters);
-                            }
-                            qx += 2;
+                    // The quads with any covered sample, found from the masks at once: bit
+                    // `row · 8 + column` of `occupied` for the quad whose top-left pixel is
+                    // there (even rows and columns), visited in raster order.
+                    let any = masks
+                        .iter()
+                        .take(pattern.count as usize)
+                        .fold(0, |a, m| a | m);
+                    let mut occupied =
+                        (any | any >> 1 | any >> BLOCK_SIZE | any >> (BLOCK_SIZE + 1))
+                            & QUAD_CORNERS;
+                    while occupied != 0 {
+                        let bit = occupied.trailing_zeros();
+                        occupied &= occupied - 1;
+                        let (qx, qy) = (bx + bit % BLOCK_SIZE, by + bit / BLOCK_SIZE);
+                        // The quad's two rows of two pixels are bits `bit, bit + 1` and
+                        // `bit + 8, bit + 9` of each sample's mask; pixel i's samples go to
+                        // byte i of the coverage word.
+                        let spread = |two: u64| ((two & 1) | (two & 2) << 7) as u32;
+                        let mut word = 0u32;
+                        for (s, m) in masks.iter().take(pattern.count as usize).enumerate() {
+                            let top = spread(m >> bit & 3);
+                            let bottom = spread(m >> (bit + BLOCK_SIZE) & 3);
+                            word |= (top | bottom << 16) << s;
                         }
-                        qy += 2;
+                        let mut quad = Quad {
+                            x: qx,
+                            y: qy,
+                            coverage: word.to_le_bytes(),
+                        };
+                        if let Some(bounds) = viewport {
+                            for i in 0..4u32 {
+                                let (px, py) = (qx + (i & 1), qy + (i >> 1));
+                                quad.coverage[i as usize] &=
+                                    viewport_coverage(bounds, px, py, pattern);
+                            }
+                        }
+                        if !quad.is_empty() {
+                            counters.quads_rasterized += 1;
+                            emit(Rasterized::Quad(quad), counters);
+                        }
                     }
                 }
             }
@@ -241,25 +249,17 @@ fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
 /// bit `row · 8 + column`.
 #[inline]
 fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
-    let span = |lo: u32, hi: u32, base: u32| -> u64 {
-        // Columns (or rows) lo..=hi of the block, clamped to it.
+    // Columns (or rows) lo..hi of the block inside lo..=hi, clamped to it.
+    let span = |lo: u32, hi: u32, base: u32| {
         let lo = lo.saturating_sub(base).min(BLOCK_SIZE);
         let hi = (hi + 1).saturating_sub(base).min(BLOCK_SIZE);
-        if hi <= lo {
-            0
-        } else {
-            ((1u64 << (hi - lo)) - 1) << lo
-        }
+        (lo, hi.max(lo))
     };
-    let cols = span(x0, x1, bx);
-    let rows = span(y0, y1, by);
-    let mut mask = 0u64;
-    for r in 0..BLOCK_SIZE as u64 {
-        if rows >> r & 1 != 0 {
-            mask |= cols << (r * BLOCK_SIZE as u64);
-        }
-    }
-    mask
+    let (c0, c1) = span(x0, x1, bx);
+    let (r0, r1) = span(y0, y1, by);
+    let cols = ((1u64 << (c1 - c0)) - 1) << c0;
+    // The columns in every row (a byte each, no carries), then the rows kept.
+    cols * 0x0101_0101_0101_0101 & row_span_mask(r0, r1)
 }
 
 /// Fine rasterization of one 8×8 block: for each sample of the pattern, the mask of the
@@ -278,28 +278,25 @@ fn block_coverage(
     let mut masks = [0u64; 4];
     let base_x = (bx as Fixed) << SUBPIXEL_BITS;
     let base_y = (by as Fixed) << SUBPIXEL_BITS;
+    // The evaluated rows' bits.
+    let rows_mask = row_span_mask(rows.start, rows.end);
     for (s, mask) in masks.iter_mut().enumerate().take(pattern.count as usize) {
         let [ox, oy] = pattern.offsets[s];
         let mut inside = u64::MAX;
         for e in &tri.edges {
             let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
-            let first = rows.start as Fixed;
-            let mut row = e.eval(base_x + ox, base_y + oy) + e.bias + first * step_y;
-            let mut edge = 0u64;
-            // Every value the walk takes is within `reach` of the first: when that stays
-            // inside i32, the walk runs in 32-bit lanes (the same values, so the same
-            // signs) — the usual case, small triangles near their edges; x86's baseline
-            // has no 64-bit vector compare.
-            let n_rows = (rows.end - rows.start) as Fixed;
-            let reach = row.abs() + 7 * step_x.abs() + n_rows * step_y.abs();
-            if reach <= i32::MAX as Fixed {
-                let (mut row, step_y) = (row as i32, step_y as i32);
-                let cols: [i32; 8] = std::array::from_fn(|c| c as i32 * step_x as i32);
-                for r in rows.start as u64..rows.end as u64 {
-                    edge |= row_signs(row, &cols) << (r * BLOCK_SIZE as u64);
-                    row += step_y;
-                }
+            // The edge at the block's first sample (row 0, column 0).
+            let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
+            // Every value over the block is within `reach` of zero: when that stays inside
+            // i32, the whole block is evaluated in 32-bit lanes (the same values, so the
+            // same signs) — the usual case, small triangles near their edges; x86's
+            // baseline has no 64-bit vector compare.
+            let reach = corner.abs() + 7 * step_x.abs() + 7 * step_y.abs();
+            let edge = if reach <= i32::MAX as Fixed {
+                block_signs(corner as i32, step_x as i32, step_y as i32) & rows_mask
             } else {
+                let mut row = corner + rows.start as Fixed * step_y;
+                let mut edge = 0u64;
                 for r in rows.start as u64..rows.end as u64 {
                     let mut bits = 0u64;
                     for c in 0..BLOCK_SIZE as i64 {
@@ -308,7 +305,8 @@ fn block_coverage(
                     edge |= bits << (r * BLOCK_SIZE as u64);
                     row += step_y;
                 }
-            }
+                edge
+            };
             inside &= edge;
         }
         *mask = inside;
@@ -316,29 +314,61 @@ fn block_coverage(
     masks
 }
 
-/// Bit `c` set when `row + cols[c] ≥ 0`, for the eight columns of a block row (32-bit
-/// lanes: two vector compares on x86-64's baseline).
+/// Rows `start..end` (of 0..8) of a block mask.
 #[inline(always)]
-fn row_signs(row: i32, cols: &[i32; 8]) -> u64 {
+fn row_span_mask(start: u32, end: u32) -> u64 {
+    let below = |rows: u32| {
+        if rows >= BLOCK_SIZE {
+            u64::MAX
+        } else {
+            (1u64 << (rows * BLOCK_SIZE)) - 1
+        }
+    };
+    below(end) & !below(start)
+}
+
+/// The signs of an edge over an 8×8 block, in 32-bit lanes: bit `row · 8 + column` set
+/// when `corner + column · step_x + row · step_y ≥ 0`. Every such value must fit i32 (the
+/// caller checks). On x86-64 (SSE2, the baseline) two rows are four vectors of four
+/// columns, narrowed with saturation (which keeps signs) to sixteen bytes whose sign bits
+/// are one `movemask`: sixteen pixels' verdicts per compare-free step.
+#[inline(always)]
+fn block_signs(corner: i32, step_x: i32, step_y: i32) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86-64 baseline; the loads read `cols`' 32 bytes.
+        // SAFETY: SSE2 is part of the x86-64 baseline; no memory is touched.
         unsafe {
-            let r = _mm_set1_epi32(row);
-            let minus_one = _mm_set1_epi32(-1);
-            let lo = _mm_add_epi32(r, _mm_loadu_si128(cols.as_ptr().cast()));
-            let hi = _mm_add_epi32(r, _mm_loadu_si128(cols.as_ptr().add(4).cast()));
-            let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(lo, minus_one)));
-            let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(hi, minus_one)));
-            (lo | hi << 4) as u64
+            let sx = step_x;
+            let mut lo = _mm_add_epi32(
+                _mm_set1_epi32(corner),
+                _mm_setr_epi32(0, sx, 2 * sx, 3 * sx),
+            );
+            let mut hi = _mm_add_epi32(lo, _mm_set1_epi32(4 * sx));
+            let dy = _mm_set1_epi32(step_y);
+            let mut negative = 0u64;
+            for pair in 0..4 {
+                // (The additions past row 7 may wrap; their results are never used.)
+                let first = _mm_packs_epi32(lo, hi);
+                lo = _mm_add_epi32(lo, dy);
+                hi = _mm_add_epi32(hi, dy);
+                let second = _mm_packs_epi32(lo, hi);
+                lo = _mm_add_epi32(lo, dy);
+                hi = _mm_add_epi32(hi, dy);
+                let bytes = _mm_packs_epi16(first, second);
+                negative |= (_mm_movemask_epi8(bytes) as u32 as u64) << (16 * pair);
+            }
+            !negative
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let mut bits = 0u64;
-        for (c, &dc) in cols.iter().enumerate() {
-            bits |= ((row + dc >= 0) as u64) << c;
+        for r in 0..BLOCK_SIZE as i64 {
+            for c in 0..BLOCK_SIZE as i64 {
+                let v = corner as i64 + c * step_x as i64 + r * step_y as i64;
+                bits |= ((v >= 0) as u64) << (r * BLOCK_SIZE as i64 + c);
+            }
         }
         bits
     }

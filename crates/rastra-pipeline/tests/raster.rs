@@ -214,15 +214,28 @@ fn fully_covered_blocks_come_out_whole() {
     // A right triangle over the top-left of the target: the blocks well inside its
     // hypotenuse are covered, the ones it crosses are not.
     let t = setup([(0.0, 0.0), (40.0, 0.0), (0.0, 24.0)], w, h).expect("a triangle");
-    let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+    let region = PixelRect {
+        x0: 0,
+        y0: 0,
+        x1: w - 1,
+        y1: h - 1,
+    };
     for pattern in [PATTERN_1X, PATTERN_4X] {
         let mut blocks = Vec::new();
         let mut quads = 0;
         let mut counters = Counters::default();
-        rasterize(&t, &region, &pattern, None, None, &mut counters, |r, _| match r {
-            Rasterized::Block { x, y } => blocks.push((x, y)),
-            Rasterized::Quad(_) => quads += 1,
-        });
+        rasterize(
+            &t,
+            &region,
+            &pattern,
+            None,
+            None,
+            &mut counters,
+            |r, _| match r {
+                Rasterized::Block { x, y } => blocks.push((x, y)),
+                Rasterized::Quad(_) => quads += 1,
+            },
+        );
         assert_eq!(blocks, [(0, 0), (8, 0), (16, 0), (0, 8)], "{pattern:?}");
         for &(bx, by) in &blocks {
             for y in by..by + 8 {
@@ -233,12 +246,25 @@ fn fully_covered_blocks_come_out_whole() {
         }
         assert_eq!(counters.quads_rasterized, quads + 16 * blocks.len() as u64);
         // A region cutting a block, or a fractional viewport, sends its quads one by one.
-        let cut = PixelRect { x0: 0, y0: 0, x1: 6, y1: 23 };
+        let cut = PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: 6,
+            y1: 23,
+        };
         let viewport = [0, 0, (w as i64) << 8, (h as i64) << 8];
         for (region, viewport) in [(&cut, None), (&region, Some(&viewport))] {
-            rasterize(&t, region, &pattern, viewport, None, &mut counters, |r, _| {
-                assert!(matches!(r, Rasterized::Quad(_)), "{r:?}");
-            });
+            rasterize(
+                &t,
+                region,
+                &pattern,
+                viewport,
+                None,
+                &mut counters,
+                |r, _| {
+                    assert!(matches!(r, Rasterized::Quad(_)), "{r:?}");
+                },
+            );
         }
     }
 }
