@@ -259,7 +259,7 @@ fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
     let (r0, r1) = span(y0, y1, by);
     let cols = ((1u64 << (c1 - c0)) - 1) << c0;
     // The columns in every row (a byte each, no carries), then the rows kept.
-    cols * 0x0101_0101_0101_0101 & row_span_mask(r0, r1)
+    (cols * 0x0101_0101_0101_0101) & row_span_mask(r0, r1)
 }
 
 /// Fine rasterization of one 8×8 block: for each sample of the pattern, the mask of the
