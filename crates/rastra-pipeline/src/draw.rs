@@ -70,21 +70,48 @@ fn refresh_bounds(
         f32::INFINITY
     };
     bounds.fill(init);
-    for y in rect.y0..=rect.y1 {
-        for x in rect.x0..=rect.x1 {
-            let at = layout.pixel(x, y);
-            // SAFETY: the tile's pixels belong to this worker (SharedSurface invariant).
-            let texels = unsafe { surface.texels_mut(at, size * samples as usize) };
-            let b = &mut bounds[block_index(x, y)];
-            for texel in texels.chunks_exact(size) {
-                let z = format.decode_depth(texel);
-                *b = if mode == HiZMode::Max {
-                    b.max(z)
-                } else {
-                    b.min(z)
-                };
-            }
+    let fold = |b: f32, z: f32| {
+        if mode == HiZMode::Max {
+            b.max(z)
+        } else {
+            b.min(z)
         }
+    };
+    let block = BLOCK_SIZE;
+    let mut by = rect.y0;
+    while by <= rect.y1 {
+        let mut bx = rect.x0;
+        while bx <= rect.x1 {
+            let b = &mut bounds[block_index(bx, by)];
+            let whole = bx + block - 1 <= rect.x1 && by + block - 1 <= rect.y1;
+            if whole && matches!(format, TextureFormat::Depth32Float) {
+                // A whole block is one 8×8 Morton tile of the surface: its pixels' samples
+                // are one run of f32 depths (the bound does not depend on the order they
+                // are visited in).
+                let at = layout.pixel(bx, by);
+                let len = (block * block * samples) as usize * size;
+                // SAFETY: the tile's pixels belong to this worker (SharedSurface invariant).
+                let texels = unsafe { surface.texels_mut(at, len) };
+                *b = texels
+                    .chunks_exact(4)
+                    .map(|t| f32::from_le_bytes([t[0], t[1], t[2], t[3]]))
+                    .fold(*b, fold);
+            } else {
+                for y in by..(by + block).min(rect.y1 + 1) {
+                    for x in bx..(bx + block).min(rect.x1 + 1) {
+                        let at = layout.pixel(x, y);
+                        // SAFETY: the tile's pixels belong to this worker (SharedSurface
+                        // invariant).
+                        let texels = unsafe { surface.texels_mut(at, size * samples as usize) };
+                        for texel in texels.chunks_exact(size) {
+                            *b = fold(*b, format.decode_depth(texel));
+                        }
+                    }
+                }
+            }
+            bx += block;
+        }
+        by += block;
     }
 }
 

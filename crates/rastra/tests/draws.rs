@@ -860,6 +860,65 @@ fn hierarchical_z_rejects_blocks_behind_earlier_draws_until_the_direction_flips(
     assert_eq!(pixel(&img, 16, 5, 5), [0, 255, 0, 255]);
 }
 
+/// Hi-Z bounds recomputed after a draw that wrote depth over only some blocks of a tile:
+/// the written blocks reject a later draw behind them, the untouched ones (still at the
+/// clear depth) do not — on a target whose tile is cut by its edges (20×12: whole 8×8 blocks
+/// and partial ones).
+#[test]
+fn hierarchical_z_bounds_follow_the_blocks_a_draw_wrote() {
+    let s = Setup::new();
+    let less = s.pipeline("fs", Some(depth_less()), None, 1);
+    let (w, h) = (20, 12);
+    let color = target(&s.device, w, h, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, w, h, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    // Pixels 0..8 across (x from -1 to -1 + 2 · 8/20 = -0.2): the first column of blocks.
+    let near = s.vertex_buffer(&quad(-1.0, -1.0, -0.2, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]));
+    let far = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0]));
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Clear(1.0),
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        for b in [&near, &far] {
+            pass.set_pipeline(&less);
+            pass.set_vertex_buffer(0, b, 0, None);
+            pass.draw(0..6, 0..1);
+        }
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let stats = s.queue.take_stats();
+    let far_draw = &stats.draws[1].counters;
+    // The near draw covered blocks (0, 0) (whole) and (0, 8) (rows 8..12 only): every far
+    // quad there is rejected before fine rasterization, none reaches early Z; the rest of
+    // the target (12 × 12 pixels) is shaded.
+    assert!(
+        far_draw.hiz_blocks_rejected >= 2,
+        "{}",
+        far_draw.hiz_blocks_rejected
+    );
+    assert_eq!(far_draw.early_z_killed, 0);
+    assert_eq!(far_draw.fragment_shader_invocations, 12 * 12);
+    let img = s.queue.read_texture(&color).unwrap();
+    for (x, y, want) in [
+        (0, 0, [0, 255, 0, 255]),
+        (7, 11, [0, 255, 0, 255]),
+        (8, 0, [255, 0, 0, 255]),
+        (19, 11, [255, 0, 0, 255]),
+    ] {
+        assert_eq!(pixel(&img, w, x, y), want, "pixel ({x}, {y})");
+    }
+}
+
 #[test]
 fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
     // A depth texture written by an upload (never cleared) and then loaded by a pass: its
