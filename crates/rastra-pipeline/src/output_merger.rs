@@ -12,6 +12,8 @@ use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
 };
 
+use rastra_shader::WARP_LANES;
+
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
 
@@ -389,6 +391,129 @@ impl Rop {
         (written, blended)
     }
 
+    /// Whether [`Rop::write_quad_pair_avx2`] serves this target at `samples` samples per
+    /// pixel: a single-sampled linear 8-bit RGBA/BGRA target with every channel written and
+    /// no blending or an "over" blend (the states `quad8_linear_x86` serves), on x86-64.
+    #[inline]
+    pub fn has_pair_path(&self, samples: usize) -> bool {
+        cfg!(target_arch = "x86_64")
+            && samples == 1
+            && self.unorm8.is_some()
+            && !self.srgb
+            && self.state.write_mask.0 & 0xf == 0xf
+            && (self.state.blend.is_none() || self.blend_path != BlendPath::Generic)
+    }
+
+    /// [`Rop::write_quad`] for two quads at different positions at once, on a target
+    /// [`Rop::has_pair_path`] serves: quad `k` (0 or 1) has the texels `texels[k]` and the
+    /// coverage `coverage[k]`, its colours are lanes `first + 4k .. first + 4k + 4` of the
+    /// shader's output registers `regs` (channel-major; channels the shader does not write
+    /// are (0, 0, 0, 1)). Lane for lane the operations of `quad8_linear_x86` — clamp,
+    /// `code / 255`, the short blend, the unorm encode — eight lanes per AVX2 instruction,
+    /// so the same bits. Returns (samples written, samples blended).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (`rastra_texture::cpu::wide`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn write_quad_pair_avx2(
+        &self,
+        texels: [&mut [u8; 16]; 2],
+        coverage: [[u8; 4]; 2],
+        regs: &[[u32; WARP_LANES]],
+        first: usize,
+    ) -> (u64, u64) {
+        use std::arch::x86_64::*;
+        debug_assert!(self.has_pair_path(1));
+        let byte: [i32; 4] = match self.unorm8 {
+            Some(Unorm8Order::Bgra) => [2, 1, 0, 3],
+            _ => [0, 1, 2, 3],
+        };
+        let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+        // `f32::clamp(0, 1)` as in `quad8_linear_x86` (NaN and −0 pass through).
+        let src: [__m256; 4] = std::array::from_fn(|c| {
+            let v = match regs.get(c) {
+                Some(reg) => {
+                    let lanes: &[u32; 8] = reg[first..first + 8]
+                        .try_into()
+                        .expect("two quads are eight lanes");
+                    // SAFETY: an eight-lane array is 32 readable bytes.
+                    unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) }
+                }
+                None => _mm256_set1_ps(if c == 3 { 1.0 } else { 0.0 }),
+            };
+            _mm256_min_ps(one, _mm256_max_ps(zero, v))
+        });
+        // SAFETY: each quad's texels are 16 readable bytes.
+        let old = unsafe {
+            _mm256_set_m128i(
+                _mm_loadu_si128(texels[1].as_ptr().cast()),
+                _mm_loadu_si128(texels[0].as_ptr().cast()),
+            )
+        };
+        let out = match self.state.blend {
+            None => src,
+            Some(_) => {
+                let mask = _mm256_set1_epi32(0xff);
+                let k = _mm256_set1_ps(255.0);
+                let dst: [__m256; 4] = std::array::from_fn(|c| {
+                    let shift = _mm_cvtsi32_si128(8 * byte[c]);
+                    let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
+                    _mm256_div_ps(_mm256_cvtepi32_ps(codes), k)
+                });
+                let inv = _mm256_sub_ps(one, src[3]);
+                let fs = if self.blend_path == BlendPath::Alpha {
+                    src[3]
+                } else {
+                    one
+                };
+                std::array::from_fn(|c| {
+                    let fs = if c == 3 { one } else { fs };
+                    _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
+                })
+            }
+        };
+        // `encode_unorm8_m128` on eight lanes: clamp (NaN → 0), then the exact product and
+        // rounding in double precision, four lanes per instruction.
+        let (k, half) = (_mm256_set1_pd(255.0), _mm256_set1_pd(0.5));
+        let encode = |x: __m256| {
+            let x = _mm256_min_ps(_mm256_max_ps(x, zero), one);
+            let round = |h: __m128| {
+                _mm256_cvttpd_epi32(_mm256_add_pd(_mm256_mul_pd(_mm256_cvtps_pd(h), k), half))
+            };
+            _mm256_set_m128i(
+                round(_mm256_extractf128_ps(x, 1)),
+                round(_mm256_castps256_ps128(x)),
+            )
+        };
+        let mut packed = _mm256_setzero_si256();
+        for (c, channel) in out.into_iter().enumerate() {
+            let shift = _mm_cvtsi32_si128(8 * byte[c]);
+            packed = _mm256_or_si256(packed, _mm256_sll_epi32(encode(channel), shift));
+        }
+        // Pixel i of quad k is written when bit 0 of its coverage byte is set.
+        let cov = coverage.map(|c| u32::from_le_bytes(c) as i32);
+        let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
+        let words = _mm256_set_epi32(
+            cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
+        );
+        let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
+        let merged = _mm256_blendv_epi8(old, packed, select);
+        let [t0, t1] = texels;
+        // SAFETY: each quad's texels are 16 writable bytes.
+        unsafe {
+            _mm_storeu_si128(t0.as_mut_ptr().cast(), _mm256_castsi256_si128(merged));
+            _mm_storeu_si128(t1.as_mut_ptr().cast(), _mm256_extracti128_si256(merged, 1));
+        }
+        let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
+        let blended = if self.state.blend.is_some() {
+            written
+        } else {
+            0
+        };
+        (written, blended)
+    }
+
     /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
     /// four pixels go through decode, blend and encode as 4-wide arrays with no per-pixel
     /// branch or table lookup outside sRGB decoding, so the compiler emits SIMD code;
@@ -699,6 +824,73 @@ mod tests {
                         }
                     }
                     assert_eq!(quad, pixels, "{format:?} {blend:?} {colors:?}");
+                    assert_eq!(got, want);
+                }
+            }
+        }
+    }
+
+    /// The two-quad AVX2 path writes what two calls of the quad path write, bit for bit,
+    /// for the states it serves in both channel orders, with colours from registers holding
+    /// one to four channels.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn quad_pair_path_equals_quad_path() {
+        if !rastra_texture::cpu::wide() {
+            return;
+        }
+        let mut x = 0x2545_f491u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for format in [TextureFormat::Rgba8Unorm, TextureFormat::Bgra8Unorm] {
+            for blend in [
+                None,
+                Some(BlendState::ALPHA_BLENDING),
+                Some(BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            ] {
+                let rop = Rop::new(
+                    ColorTargetState {
+                        format,
+                        blend,
+                        write_mask: crate::state::ColorWrites::ALL,
+                    },
+                    [0.0; 4],
+                );
+                assert!(rop.has_pair_path(1));
+                for round in 0..4_000 {
+                    let channels = 1 + round % 4;
+                    // Colours slightly outside [0, 1] and the odd NaN, in a warp's registers
+                    // (quads 1 and 2 of the warp are the pair).
+                    let mut regs = vec![[0u32; WARP_LANES]; channels];
+                    for v in regs.iter_mut().flatten() {
+                        let r = next();
+                        *v = if r % 97 == 0 {
+                            f32::NAN.to_bits()
+                        } else {
+                            ((r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1).to_bits()
+                        };
+                    }
+                    let mut texels = [[0u8; 16]; 2];
+                    texels.iter_mut().flatten().for_each(|t| *t = next() as u8);
+                    let coverage = [0, 1].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
+                    let (mut pair, mut quads) = (texels, texels);
+                    let [a, b] = &mut pair;
+                    // SAFETY: `wide()` said the CPU has AVX2.
+                    let got = unsafe { rop.write_quad_pair_avx2([a, b], coverage, &regs, 4) };
+                    let mut want = (0, 0);
+                    for k in 0..2 {
+                        let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
+                        for (c, reg) in regs.iter().enumerate() {
+                            colors[c] = std::array::from_fn(|i| f32::from_bits(reg[4 + 4 * k + i]));
+                        }
+                        let (w, b) = rop.write_quad(&mut quads[k], 1, coverage[k], &colors);
+                        want = (want.0 + w, want.1 + b);
+                    }
+                    assert_eq!(pair, quads, "{format:?} {blend:?} {regs:?} {coverage:?}");
                     assert_eq!(got, want);
                 }
             }

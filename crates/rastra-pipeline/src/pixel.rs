@@ -499,10 +499,37 @@ fn write_target<'s, 'fb>(
     regs: &'s [[u32; WARP_LANES]],
 ) -> (u64, u64) {
     let mut sum = (0, 0);
-    for (q, &(x, y, covs)) in quads.iter().enumerate() {
+    let mut q = 0;
+    while q < quads.len() {
+        let (x, y, covs) = quads[q];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(&(x1, y1, covs1)) = quads.get(q + 1)
+            && (x, y) != (x1, y1)
+            && surface.rop.has_pair_path(samples)
+            && rastra_texture::cpu::wide()
+        {
+            // Two quads at different positions (so their order does not matter) through
+            // the ROP's eight-lane path.
+            let at = [surface.layout.pixel(x, y), surface.layout.pixel(x1, y1)];
+            // SAFETY: both quads belong to the tile this worker owns (SharedSurface
+            // invariant), and at different positions their texels do not overlap.
+            let texels = at.map(|at| unsafe { surface.data.texels_mut(at, 16) });
+            let [t0, t1] = texels.map(|t| <&mut [u8; 16]>::try_from(t).expect("a quad is 16 bytes"));
+            // SAFETY: `wide()` is true only when the CPU has AVX2.
+            let (written, blended) = unsafe {
+                surface
+                    .rop
+                    .write_quad_pair_avx2([t0, t1], [covs, covs1], regs, q * 4)
+            };
+            sum = (sum.0 + written, sum.1 + blended);
+            q += 2;
+            continue;
+        }
+        q += 1;
         if covs == [0; 4] {
             continue;
         }
+        let q = q - 1;
         let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
         for (color, reg) in colors.iter_mut().zip(regs) {
             *color = std::array::from_fn(|i| f32::from_bits(reg[q * 4 + i]));
