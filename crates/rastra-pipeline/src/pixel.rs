@@ -165,6 +165,19 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     }
 }
 
+/// The pixels of a quad with no covered sample, as bits 0–3 (a helper lane each): the
+/// coverage bytes tested all at once — a byte's high bit set when it is not zero (its low
+/// seven bits plus 0x7f carry into bit 7 unless they are all 0; or its own bit 7), then
+/// the four high bits gathered by one multiply into bits 28–31 (the partial products land
+/// on distinct bits, so nothing carries into them).
+#[inline(always)]
+fn uncovered_pixels(coverage: [u8; 4]) -> u32 {
+    let w = u32::from_le_bytes(coverage);
+    let nonzero = (((w & 0x7f7f_7f7f) + 0x7f7f_7f7f) | w) & 0x8080_8080;
+    let covered = (nonzero >> 7).wrapping_mul(0x1020_4080) >> 28;
+    !covered & 0xf
+}
+
 rastra_texture::multiversion! {
 /// [`PixelPipe::push`], compiled for the baseline and for AVX2 (the same bits).
 fn push_for_cpu<'a, 'fb, 's>(
@@ -302,9 +315,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
     center.begin(shared.then_some(first.tri));
     for (q, pend) in pipe.pending.iter().enumerate() {
         center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
-        for (i, &cov) in pend.quad.coverage.iter().enumerate() {
-            helpers |= ((cov == 0) as Mask) << (q * 4 + i);
-        }
+        helpers |= (uncovered_pixels(pend.quad.coverage) as Mask) << (q * 4);
     }
     let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
     let centroid_weights = wants_centroid.then(|| {
@@ -499,14 +510,14 @@ fn write_target<'s, 'fb>(
     regs: &'s [[u32; WARP_LANES]],
 ) -> (u64, u64) {
     let mut sum = (0, 0);
+    let pairs = surface.rop.has_pair_path(samples) && rastra_texture::cpu::wide();
     let mut q = 0;
     while q < quads.len() {
         let (x, y, covs) = quads[q];
         #[cfg(target_arch = "x86_64")]
         if let Some(&(x1, y1, covs1)) = quads.get(q + 1)
+            && pairs
             && (x, y) != (x1, y1)
-            && surface.rop.has_pair_path(samples)
-            && rastra_texture::cpu::wide()
         {
             // Two quads at different positions (so their order does not matter) through
             // the ROP's eight-lane path.
@@ -544,4 +555,34 @@ fn write_target<'s, 'fb>(
     }
     sum
 }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The helper-lane bits equal the per-byte test for every coverage byte value in
+    /// every position.
+    #[test]
+    fn uncovered_pixels_are_the_zero_bytes() {
+        let mut x = 0x9e37_79b9u32;
+        let mut words: Vec<[u8; 4]> = (0..=255u8)
+            .flat_map(|b| {
+                (0..4).map(move |i| {
+                    let mut c = [0u8; 4];
+                    c[i] = b;
+                    c
+                })
+            })
+            .collect();
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            // Bytes that are often zero.
+            words.push((x & 0x0f0f_0f0f & (x >> 4)).to_le_bytes());
+        }
+        for c in words {
+            let want = (0..4).fold(0, |m, i| m | ((c[i] == 0) as u32) << i);
+            assert_eq!(super::uncovered_pixels(c), want, "{c:?}");
+        }
+    }
 }
