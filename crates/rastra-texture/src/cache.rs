@@ -541,38 +541,48 @@ impl TexelCache {
             ys.map(|y| ((y & (lh - 1)) << sx) as usize),
         );
         let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);
-        let lt = self.line_texels;
         let mut out = [[0u32; 4]; 4];
-        let b = self.access_at(s, lx[0], ly[0]) * lt;
-        out[0] = self.data[b + py[0] + px[0]];
+        let w = self.access_at(s, lx[0], ly[0]);
+        out[0] = self.texel(w, py[0] + px[0]);
         if same_x {
-            out[1] = self.data[b + py[0] + px[1]];
+            out[1] = self.texel(w, py[0] + px[1]);
         }
         if same_y {
-            out[2] = self.data[b + py[1] + px[0]];
+            out[2] = self.texel(w, py[1] + px[0]);
             if same_x {
-                out[3] = self.data[b + py[1] + px[1]];
+                out[3] = self.texel(w, py[1] + px[1]);
             }
         }
         if !same_x {
-            let b = self.access_at(s, lx[1], ly[0]) * lt;
-            out[1] = self.data[b + py[0] + px[1]];
+            let w = self.access_at(s, lx[1], ly[0]);
+            out[1] = self.texel(w, py[0] + px[1]);
             if same_y {
-                out[3] = self.data[b + py[1] + px[1]];
+                out[3] = self.texel(w, py[1] + px[1]);
             }
         }
         if !same_y {
-            let b = self.access_at(s, lx[0], ly[1]) * lt;
-            out[2] = self.data[b + py[1] + px[0]];
+            let w = self.access_at(s, lx[0], ly[1]);
+            out[2] = self.texel(w, py[1] + px[0]);
             if same_x {
-                out[3] = self.data[b + py[1] + px[1]];
+                out[3] = self.texel(w, py[1] + px[1]);
             }
             if !same_x {
-                let b = self.access_at(s, lx[1], ly[1]) * lt;
-                out[3] = self.data[b + py[1] + px[1]];
+                let w = self.access_at(s, lx[1], ly[1]);
+                out[3] = self.texel(w, py[1] + px[1]);
             }
         }
         out
+    }
+
+    /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
+    #[inline(always)]
+    fn texel(&self, way: usize, offset: usize) -> [u32; 4] {
+        debug_assert!(way < self.tags.len() && offset < self.line_texels);
+        // SAFETY: `data` holds `line_texels` texels for each of the `tags.len()` ways (both
+        // sized once, in `new`); every way an access returns indexes `tags`, and a
+        // position inside a line (column < line width, row offset < line height · width)
+        // is below `line_texels`.
+        unsafe { *self.data.get_unchecked(way * self.line_texels + offset) }
     }
 
     /// [`TexelCache::access`] of line (lx, ly) of `s`.
@@ -651,7 +661,11 @@ impl TexelCache {
         self.stats.l1_accesses += 1;
         self.clock += 1;
         for w in self.recent {
-            let t = &mut self.tags[w];
+            debug_assert!(w < self.tags.len());
+            // SAFETY: `recent` holds ways `search` returned (indices of `tags`) or its
+            // initial 0 (`tags` is never empty: `sets · ways` ≥ 1), and `tags` never changes
+            // length after `new`.
+            let t = unsafe { self.tags.get_unchecked_mut(w) };
             if t.0 == *key {
                 t.1 = self.clock;
                 self.stats.l1_hits += 1;

@@ -292,6 +292,8 @@ impl TextureUnit {
     }
 
     /// Every sampling operation: `lod` chooses the level, `depth_ref` makes it a compare.
+    /// (The work is `sample_for_cpu`, compiled for the baseline and for AVX2: the same
+    /// bits.)
     pub fn sample_with(
         &mut self,
         tex: &Texture,
@@ -301,36 +303,7 @@ impl TextureUnit {
         lod: Lod,
         depth_ref: Option<[f32; 4]>,
     ) -> Result<[[f32; 4]; 4], TextureError> {
-        check_view(tex, view)?;
-        if tex.desc().sample_count > 1 {
-            return invalid!("multisampled textures can only be loaded, not sampled");
-        }
-        let st = view.sample_type();
-        if matches!(st, SampleType::Uint | SampleType::Sint) {
-            return invalid!(
-                "integer texture {:?} cannot be sampled with a filter",
-                view.format
-            );
-        }
-        check_compare(view, sampler, depth_ref.is_some())?;
-        let src = Source {
-            texture: tex,
-            format: view.format,
-            aspect: view.aspect,
-        };
-        let (pos, lods) = self.setup(view, sampler, quad, lod);
-        let mut out = [[0.0; 4]; 4];
-        for lane in 0..4 {
-            if quad.lanes >> lane & 1 == 0 {
-                continue;
-            }
-            let ctx = LaneCtx {
-                slice: lane_slice(view, quad.array_index[lane]),
-                depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
-            };
-            out[lane] = self.sample_lane(&src, view, sampler, quad, pos[lane], lods[lane], &ctx);
-        }
-        Ok(out)
+        sample_for_cpu(self, tex, view, sampler, quad, lod, depth_ref)
     }
 
     /// textureGather: component `component` (0–3) of the four texels of the bilinear
@@ -470,6 +443,7 @@ impl TextureUnit {
     // ---- the pipeline ------------------------------------------------------------------
 
     /// Per-lane positions (faces projected for cubes) and LODs.
+    #[inline(always)]
     fn setup(
         &self,
         view: &TextureView,
@@ -553,6 +527,7 @@ impl TextureUnit {
 
     /// One lane: mag/min choice, mip selection, anisotropic probes, filtering.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn sample_lane(
         &mut self,
         src: &Source,
@@ -845,7 +820,7 @@ impl TextureUnit {
     /// weighted exactly as the general path does, without its tap list for every shape of
     /// footprint (tested against it). Four texels in range are one 2×2 fetch; a footprint
     /// with border taps fetches the others.
-    #[inline]
+    #[inline(always)]
     fn bilinear_2d(&mut self, l: &Level2d, offset: [i32; 3], c: [f32; 3]) -> [f32; 4] {
         let axes = [
             linear_axis(c[0] * l.size[0] as f32, l.size[0], offset[0], l.modes[0]),
@@ -861,15 +836,7 @@ impl TextureUnit {
         // A tap of weight zero adds nothing (not even 0 · ∞ = NaN). Adding +0 instead of
         // skipping it gives the same bits: the sum starts at +0 and round-to-nearest never
         // makes it −0, and x + 0 = x for every other x — so the loop has no branch.
-        let mut acc = [0.0f32; 4];
-        for k in 0..4 {
-            let wk = weights[k];
-            for ch in 0..4 {
-                let term = wk * f32::from_bits(vals[k][ch]);
-                acc[ch] += if wk != 0.0 { term } else { 0.0 };
-            }
-        }
-        acc
+        weighted_sum(weights, &vals)
     }
 
     /// [`TextureUnit::bilinear_2d`]'s texels when some taps are border texels: the others
@@ -1076,6 +1043,88 @@ fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
     }
 }
 
+crate::multiversion! {
+/// [`TextureUnit::sample_with`], compiled for the baseline and for AVX2+FMA (the same bits:
+/// the filter's arithmetic is IEEE multiplies and adds, its conversions exact either way).
+fn sample_for_cpu(
+    unit: &mut TextureUnit,
+    tex: &Texture,
+    view: &TextureView,
+    sampler: &Sampler,
+    quad: &Quad,
+    lod: Lod,
+    depth_ref: Option<[f32; 4]>,
+) -> Result<[[f32; 4]; 4], TextureError> {
+    check_view(tex, view)?;
+    if tex.desc().sample_count > 1 {
+        return invalid!("multisampled textures can only be loaded, not sampled");
+    }
+    let st = view.sample_type();
+    if matches!(st, SampleType::Uint | SampleType::Sint) {
+        return invalid!(
+            "integer texture {:?} cannot be sampled with a filter",
+            view.format
+        );
+    }
+    check_compare(view, sampler, depth_ref.is_some())?;
+    let src = Source {
+        texture: tex,
+        format: view.format,
+        aspect: view.aspect,
+    };
+    let (pos, lods) = unit.setup(view, sampler, quad, lod);
+    let mut out = [[0.0; 4]; 4];
+    for lane in 0..4 {
+        if quad.lanes >> lane & 1 == 0 {
+            continue;
+        }
+        let ctx = LaneCtx {
+            slice: lane_slice(view, quad.array_index[lane]),
+            depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
+        };
+        out[lane] = unit.sample_lane(&src, view, sampler, quad, pos[lane], lods[lane], &ctx);
+    }
+    Ok(out)
+}
+}
+
+/// `Σ weights[k] · texels[k]` channel by channel, taps in order, a tap of weight zero
+/// adding +0 ([`TextureUnit::bilinear_2d`]): on x86-64 one 128-bit register per tap (its
+/// four channels), the same multiplies and adds in the same order.
+#[inline(always)]
+fn weighted_sum(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; the loads read four-channel texels
+        // and the store writes a four-float array.
+        unsafe {
+            let mut acc = _mm_setzero_ps();
+            for (k, &wk) in weights.iter().enumerate() {
+                let w = _mm_set1_ps(wk);
+                let term = _mm_mul_ps(w, _mm_loadu_ps(texels[k].as_ptr().cast()));
+                let live = _mm_cmpneq_ps(w, _mm_setzero_ps());
+                acc = _mm_add_ps(acc, _mm_and_ps(term, live));
+            }
+            let mut out = [0.0f32; 4];
+            _mm_storeu_ps(out.as_mut_ptr(), acc);
+            out
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut acc = [0.0f32; 4];
+        for k in 0..4 {
+            let wk = weights[k];
+            for ch in 0..4 {
+                let term = wk * f32::from_bits(texels[k][ch]);
+                acc[ch] += if wk != 0.0 { term } else { 0.0 };
+            }
+        }
+        acc
+    }
+}
+
 /// One axis of a linear footprint: texel coordinate `u` (already scaled by the level size
 /// `n`) gives the two texels either side of the sample point, addressed with `mode`, and
 /// their weights.
@@ -1086,13 +1135,13 @@ fn linear_axis(u: f32, n: u32, offset: i32, mode: AddressMode) -> [(Option<u32>,
         // What the general path below computes, with the floor taken once: below 2²³ the
         // truncation is exact (`floor_f32`, `floor_i64`), the fraction finite, and two
         // texels inside the axis are their own address in every mode.
-        let t = u as i32;
+        // SAFETY: |u| < 2²³ (so u is not NaN): its truncation fits i32.
+        let t = unsafe { u.to_int_unchecked::<i32>() };
         let tf = t as f32;
-        let (i, fl) = if tf > u {
-            (t - 1, tf - 1.0)
-        } else {
-            (t, tf.copysign(u))
-        };
+        // Truncation rounded a negative non-integer up: step down one (without a branch;
+        // `copysign` gives −0 for u = −0 as the floor does, and changes nothing else).
+        let down = (tf > u) as i32;
+        let (i, fl) = (t - down, (tf - down as f32).copysign(u));
         let frac = u - fl;
         let i0 = i as i64 + offset as i64;
         if i0 >= 0 && i0 + 1 < n as i64 {
