@@ -32,6 +32,7 @@ mod arith;
 mod liveness;
 mod memory;
 mod trig;
+mod uniform;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
@@ -209,7 +210,8 @@ pub(crate) fn compile(code: &Code, outputs: &[u32]) -> Option<Compiled> {
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let uses = liveness::RegUses::new(code, outputs);
-        Gen::new(b, code, &ends, &uses, ptr, native).program(config);
+        let uniform = uniform::Uniform::new(code, outputs, &uses);
+        Gen::new(b, code, &ends, &uses, &uniform, outputs, ptr, native).program(config);
     }
     let id = module
         .declare_function("warp", Linkage::Local, &ctx.func.signature)
@@ -411,6 +413,13 @@ struct Gen<'a, 'f> {
     ends: &'a [u32],
     /// Where registers are read and written: which values need not reach the register file.
     uses: &'a liveness::RegUses,
+    /// Per register: for a uniform one, the scalar variable holding its value instead of
+    /// chunks in the register file (written there only where the interpreter's code, the
+    /// pipeline or a barrier's resumption reads it).
+    scalars: Vec<Option<Variable>>,
+    uniform: &'a uniform::Uniform,
+    /// The registers the pipeline reads after the program.
+    outputs: &'a [u32],
     ptr: types::Type,
     native: Native,
     cx: Value,
@@ -430,6 +439,19 @@ struct Gen<'a, 'f> {
     chunks: std::ops::Range<usize>,
 }
 
+/// The register an ALU instruction (one `uniform` can find uniform) writes.
+fn alu_dst(inst: &Inst) -> Option<Reg> {
+    match *inst {
+        Inst::Const { dst, .. }
+        | Inst::Mov { dst, .. }
+        | Inst::Store { dst, .. }
+        | Inst::Unary { dst, .. }
+        | Inst::Binary { dst, .. }
+        | Inst::Ternary { dst, .. } => Some(dst),
+        _ => None,
+    }
+}
+
 /// Register-file accesses: never trapping, but only 4-byte aligned.
 fn reg_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
@@ -440,11 +462,14 @@ fn counter_offset(c: usize) -> i32 {
 }
 
 impl<'a, 'f> Gen<'a, 'f> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         mut b: FunctionBuilder<'f>,
         code: &'a Code,
         ends: &'a [u32],
         uses: &'a liveness::RegUses,
+        uniform: &'a uniform::Uniform,
+        outputs: &'a [u32],
         ptr: types::Type,
         native: Native,
     ) -> Self {
@@ -488,6 +513,29 @@ impl<'a, 'f> Gen<'a, 'f> {
                 d: i32_var(&mut b, zero),
             })
             .collect();
+        let num_regs = code
+            .insts
+            .iter()
+            .map(|inst| {
+                let (mut read, mut written) = (0u32, 0u32);
+                liveness::inst_regs(inst, &mut |r, n| read = read.max(r.0 + n), &mut |r, n| {
+                    written = written.max(r.0 + n)
+                });
+                read.max(written)
+            })
+            .max()
+            .unwrap_or(0);
+        // Every scalar starts defined (as 0): an undefined use cannot happen in code from
+        // the front end (uniform registers are written before they are read).
+        let scalars: Vec<Option<Variable>> = (0..num_regs)
+            .map(|r| {
+                uniform.is_uniform(Reg(r)).then(|| {
+                    let var = b.declare_var(types::I32);
+                    b.def_var(var, zero);
+                    var
+                })
+            })
+            .collect();
         let blocks: Vec<Block> = (0..code.ops.len()).map(|_| b.create_block()).collect();
         let exhausted = b.create_block();
         // Resuming after a barrier: the saved masks and frames, then the op after it.
@@ -520,6 +568,16 @@ impl<'a, 'f> Gen<'a, 'f> {
                 b.def_var(var, v);
             }
         }
+        // Uniform registers a barrier kept were written to the register file (every lane)
+        // there; the others are not read after any barrier.
+        for r in uniform.kept_anywhere() {
+            if let Some(&Some(var)) = scalars.get(r.0 as usize) {
+                let v = b
+                    .ins()
+                    .load(types::I32, reg_flags(), regs, r.0 as i32 * REG_BYTES);
+                b.def_var(var, v);
+            }
+        }
         let mut switch = Switch::new();
         for (pc, op) in code.ops.iter().enumerate() {
             if matches!(op, Op::Barrier) {
@@ -543,6 +601,9 @@ impl<'a, 'f> Gen<'a, 'f> {
             code,
             ends,
             uses,
+            scalars,
+            uniform,
+            outputs,
             ptr,
             native,
             cx,
@@ -701,6 +762,9 @@ impl<'a, 'f> Gen<'a, 'f> {
                 // Issue it, save the control state, stop; the next call resumes at pc + 1.
                 self.issue_control(1);
                 self.save_counters();
+                for &r in self.uniform.kept_across(pc) {
+                    self.materialize(r);
+                }
                 let flags = MemFlagsData::trusted();
                 let saved = self.b.ins().load(
                     self.ptr,
@@ -953,6 +1017,9 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.next(pc);
             }
             Op::End => {
+                for &r in self.outputs {
+                    self.materialize(Reg(r));
+                }
                 self.save_counters();
                 let d = self.b.use_var(self.discarded);
                 self.b.ins().store(
@@ -982,6 +1049,25 @@ impl<'a, 'f> Gen<'a, 'f> {
             if ty == types::I32X4 {
                 return [self.splat(bits); CHUNKS];
             }
+        }
+        if let Some(var) = self.scalar_var(r) {
+            let x = self.b.use_var(var);
+            if let Some(bits) = self.known_constant(x) {
+                // A constant: from the constant pool, as the vector code's own constants.
+                return [if ty == types::F32X4 {
+                    self.fconst(f32::from_bits(bits))
+                } else {
+                    self.splat(bits)
+                }; CHUNKS];
+            }
+            let v = if ty == types::F32X4 {
+                let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                let f = self.b.ins().bitcast(types::F32, flags, x);
+                self.b.ins().splat(ty, f)
+            } else {
+                self.b.ins().splat(ty, x)
+            };
+            return [v; CHUNKS];
         }
         let mut v = [None; CHUNKS];
         for j in self.chunks.clone() {
@@ -1013,6 +1099,20 @@ impl<'a, 'f> Gen<'a, 'f> {
     /// Gives register `r` the value `v` (in the chunks being generated); it reaches the
     /// register file when the chunk's pass ends or the run calls back.
     fn store(&mut self, r: Reg, v: [Value; CHUNKS]) {
+        if let Some(var) = self.scalar_var(r) {
+            // Every lane holds the value: lane 0 of the first chunk is it.
+            if self.chunks.contains(&0) {
+                let x = self.b.ins().extractlane(v[0], 0);
+                let x = if self.b.func.dfg.value_type(x) == types::F32 {
+                    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                    self.b.ins().bitcast(types::I32, flags, x)
+                } else {
+                    x
+                };
+                self.b.def_var(var, x);
+            }
+            return;
+        }
         for j in self.chunks.clone() {
             let ty = self.b.func.dfg.value_type(v[j]);
             self.cache.insert(
@@ -1057,6 +1157,47 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.cache
             .retain(|&(r, _), c| !(c.dirty && uses.local_to(r, start as u32, end as u32)));
         self.write_back();
+    }
+
+    /// The scalar variable of register `r`, if it is uniform.
+    fn scalar_var(&self, r: Reg) -> Option<Variable> {
+        self.scalars.get(r.0 as usize).copied().flatten()
+    }
+
+    /// The bits of `v` when the code generated so far defines it as an integer constant.
+    fn known_constant(&self, v: Value) -> Option<u32> {
+        let dfg = &self.b.func.dfg;
+        let inst = dfg.value_def(v).inst()?;
+        match dfg.insts[inst] {
+            cranelift_codegen::ir::InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits() as u32),
+            _ => None,
+        }
+    }
+
+    /// The one value of the uniform register `r`, as an i32.
+    fn scalar(&mut self, r: Reg) -> Value {
+        if let Some(bits) = self.uses.constant(r.0) {
+            return self.b.ins().iconst(types::I32, bits as i64);
+        }
+        let var = self.scalar_var(r).expect("a uniform register");
+        self.b.use_var(var)
+    }
+
+    /// Writes uniform register `r`'s value to every lane of it in the register file, for
+    /// code that reads the register file (the interpreter's, the pipeline, a resumption).
+    fn materialize(&mut self, r: Reg) {
+        if self.scalar_var(r).is_none() {
+            return;
+        }
+        let x = self.scalar(r);
+        let v = self.b.ins().splat(types::I32X4, x);
+        for j in 0..CHUNKS {
+            let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
+            self.b.ins().store(reg_flags(), v, self.regs, off);
+        }
     }
 
     /// A vector of four i32 lanes.
@@ -1117,6 +1258,13 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     /// `simt::cond_mask`: lanes whose register value is not zero.
     fn cond_mask(&mut self, r: Reg) -> Value {
+        if self.scalar_var(r).is_some() {
+            // The same in every lane: all lanes or none (callers keep the active ones).
+            let x = self.scalar(r);
+            let all = self.b.ins().iconst(types::I32, -1);
+            let none = self.zero();
+            return self.b.ins().select(x, all, none);
+        }
         let v = self.load(r, types::I32X4);
         let ne = v.map(|v| self.vcmp0(IntCC::NotEqual, v));
         self.gather(ne)
@@ -1124,6 +1272,16 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     /// `warp::eq_mask`: lanes whose register value is `value`.
     fn eq_mask(&mut self, r: Reg, value: u32) -> Value {
+        if self.scalar_var(r).is_some() {
+            let x = self.scalar(r);
+            let eq = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, x, value as i32 as i64);
+            let all = self.b.ins().iconst(types::I32, -1);
+            let none = self.zero();
+            return self.b.ins().select(eq, all, none);
+        }
         let v = self.load(r, types::I32X4);
         let k = self.splat(value);
         let eq = v.map(|v| self.b.ins().icmp(IntCC::Equal, v, k));
@@ -1192,6 +1350,123 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.chunks = 0..CHUNKS;
     }
 
+    /// Scalar code for an ALU instruction whose operands are all uniform: the result as
+    /// an i32 (the register's bits), or `None` for instructions without a scalar form here
+    /// (they are made as vector code on splatted operands).
+    fn scalar_alu(&mut self, inst: &Inst) -> Option<Value> {
+        use types::{F32, I32};
+        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bool_i32 = |g: &mut Self, c: Value| g.b.ins().uextend(I32, c);
+        Some(match *inst {
+            Inst::Const { value, .. } => self.b.ins().iconst(I32, value as i32 as i64),
+            Inst::Mov { src, .. } => self.scalar(src),
+            Inst::Unary { op, a, .. } => {
+                let x = self.scalar(a);
+                match op {
+                    UnOp::Not => self.b.ins().bnot(x),
+                    UnOp::INeg => self.b.ins().ineg(x),
+                    UnOp::LNot => {
+                        let c = self.b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                        bool_i32(self, c)
+                    }
+                    UnOp::I2B => {
+                        let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+                        bool_i32(self, c)
+                    }
+                    UnOp::I2F => {
+                        let f = self.b.ins().fcvt_from_sint(F32, x);
+                        self.b.ins().bitcast(I32, flags, f)
+                    }
+                    UnOp::FNeg => self.b.ins().bxor_imm_s(x, i32::MIN as i64),
+                    UnOp::FAbs => self.b.ins().band_imm_s(x, i32::MAX as i64),
+                    _ => return None,
+                }
+            }
+            Inst::Binary { op, a, b, .. } => {
+                let (x, y) = (self.scalar(a), self.scalar(b));
+                let fcmp = |op| {
+                    Some(match op {
+                        BinOp::FEq => FloatCC::Equal,
+                        BinOp::FNe => FloatCC::NotEqual,
+                        BinOp::FLt => FloatCC::LessThan,
+                        BinOp::FLe => FloatCC::LessThanOrEqual,
+                        BinOp::FGt => FloatCC::GreaterThan,
+                        BinOp::FGe => FloatCC::GreaterThanOrEqual,
+                        _ => return None,
+                    })
+                };
+                let icmp = |op| {
+                    Some(match op {
+                        BinOp::IEq => IntCC::Equal,
+                        BinOp::INe => IntCC::NotEqual,
+                        BinOp::SLt => IntCC::SignedLessThan,
+                        BinOp::SLe => IntCC::SignedLessThanOrEqual,
+                        BinOp::SGt => IntCC::SignedGreaterThan,
+                        BinOp::SGe => IntCC::SignedGreaterThanOrEqual,
+                        BinOp::ULt => IntCC::UnsignedLessThan,
+                        BinOp::ULe => IntCC::UnsignedLessThanOrEqual,
+                        BinOp::UGt => IntCC::UnsignedGreaterThan,
+                        BinOp::UGe => IntCC::UnsignedGreaterThanOrEqual,
+                        _ => return None,
+                    })
+                };
+                let as_f = |g: &mut Self, v: Value| g.b.ins().bitcast(F32, flags, v);
+                if let Some(cc) = icmp(op) {
+                    let c = self.b.ins().icmp(cc, x, y);
+                    bool_i32(self, c)
+                } else if let Some(cc) = fcmp(op) {
+                    let (fx, fy) = (as_f(self, x), as_f(self, y));
+                    let c = self.b.ins().fcmp(cc, fx, fy);
+                    bool_i32(self, c)
+                } else if matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv) {
+                    let (fx, fy) = (as_f(self, x), as_f(self, y));
+                    let i = self.b.ins();
+                    let r = match op {
+                        BinOp::FAdd => i.fadd(fx, fy),
+                        BinOp::FSub => i.fsub(fx, fy),
+                        BinOp::FMul => i.fmul(fx, fy),
+                        _ => i.fdiv(fx, fy),
+                    };
+                    self.b.ins().bitcast(I32, flags, r)
+                } else {
+                    let i = self.b.ins();
+                    match op {
+                        BinOp::IAdd => i.iadd(x, y),
+                        BinOp::ISub => i.isub(x, y),
+                        BinOp::IMul => i.imul(x, y),
+                        BinOp::And => i.band(x, y),
+                        BinOp::Or => i.bor(x, y),
+                        BinOp::Xor => i.bxor(x, y),
+                        BinOp::SMin => i.smin(x, y),
+                        BinOp::SMax => i.smax(x, y),
+                        BinOp::UMin => i.umin(x, y),
+                        BinOp::UMax => i.umax(x, y),
+                        // Cranelift takes shift amounts modulo the width, as `alu` does.
+                        BinOp::Shl => i.ishl(x, y),
+                        BinOp::ShrS => i.sshr(x, y),
+                        BinOp::ShrU => i.ushr(x, y),
+                        BinOp::USubSat => {
+                            let m = i.umax(x, y);
+                            self.b.ins().isub(m, y)
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            Inst::Ternary {
+                op: TerOp::Select,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let (x, y, z) = (self.scalar(a), self.scalar(b), self.scalar(c));
+                self.b.ins().select(x, y, z)
+            }
+            _ => return None,
+        })
+    }
+
     fn is_trig(&self, index: usize) -> bool {
         matches!(
             self.code.insts[index],
@@ -1203,6 +1478,31 @@ impl<'a, 'f> Gen<'a, 'f> {
     }
 
     fn callback(&mut self, index: usize, mask: Value, effects: Value) {
+        // The interpreter's code reads operands from the register file and writes its
+        // results there (ALU results in every lane).
+        let inst = &self.code.insts[index];
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        liveness::inst_regs(inst, &mut |r, n| reads.push((r, n)), &mut |r, n| {
+            writes.push((r, n))
+        });
+        for (r, n) in reads {
+            for k in 0..n {
+                self.materialize(Reg(r.0 + k));
+            }
+        }
+        self.call_interpreter(index, mask, effects);
+        for (r, n) in writes {
+            for k in 0..n {
+                if let Some(var) = self.scalar_var(Reg(r.0 + k)) {
+                    let off = (r.0 + k) as i32 * REG_BYTES;
+                    let v = self.b.ins().load(types::I32, reg_flags(), self.regs, off);
+                    self.b.def_var(var, v);
+                }
+            }
+        }
+    }
+
+    fn call_interpreter(&mut self, index: usize, mask: Value, effects: Value) {
         let mut sig = Signature::new(self.b.func.signature.call_conv);
         sig.params.push(AbiParam::new(self.ptr));
         sig.params.extend([AbiParam::new(types::I32); 3]);
@@ -1220,6 +1520,20 @@ impl<'a, 'f> Gen<'a, 'f> {
     /// Emits `inst` as vector code if it is one of the instructions lowered natively.
     fn native(&mut self, inst: &Inst, mask: Value, masks: &mut Option<[Value; CHUNKS]>) -> bool {
         use types::{F32X4, I32X4};
+        if let Some(dst) = alu_dst(inst)
+            && let Some(var) = self.scalar_var(dst)
+            && !matches!(inst, Inst::Store { .. })
+        {
+            // A uniform result: made once, in the first chunk's pass (the value is the
+            // same in every lane), by scalar code where there is some.
+            if !self.chunks.contains(&0) {
+                return true;
+            }
+            if let Some(x) = self.scalar_alu(inst) {
+                self.b.def_var(var, x);
+                return true;
+            }
+        }
         match *inst {
             Inst::Const { dst, value } => {
                 let v = self.splat(value);
@@ -1228,6 +1542,14 @@ impl<'a, 'f> Gen<'a, 'f> {
             Inst::Mov { dst, src } => {
                 let v = self.load(src, I32X4);
                 self.store(dst, v);
+            }
+            Inst::Store { dst, src } if self.scalar_var(dst).is_some() => {
+                // Uniform control: the active lanes are every lane that can read it.
+                if self.chunks.contains(&0) {
+                    let x = self.scalar(src);
+                    let var = self.scalar_var(dst).expect("checked");
+                    self.b.def_var(var, x);
+                }
             }
             Inst::Store { dst, src } => {
                 let lm = *masks.get_or_insert_with(|| self.lane_masks(mask));

@@ -751,3 +751,42 @@ fn buffer_and_workgroup_loads_and_stores() {
     assert_eq!(out[0][7], 39);
     assert!(out[1].is_empty());
 }
+
+/// Uniform values the compiled code keeps once per warp, across workgroup barriers: a
+/// counter and a stride made before a barrier and read after it, in a loop whose later
+/// iterations read what earlier ones wrote (they go through the register file while the
+/// warp waits), and a uniform value only read in the run that makes it.
+#[test]
+fn uniform_values_live_across_barriers() {
+    let p = compile_stage(
+        "@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+        var<workgroup> s: array<u32, 64>;
+        @compute @workgroup_size(64)
+        fn main(@builtin(local_invocation_index) l: u32) {
+            var base = 7u;
+            var total = 0u;
+            for (var r = 0u; r < 4u; r++) {
+                s[l] = l * base + r;
+                workgroupBarrier();
+                total += s[(l + base) % 64u];
+                base = base + 3u;
+                workgroupBarrier();
+            }
+            out[l] = total + base * 1000u;
+        }",
+        "main",
+        Stage::Compute,
+    );
+    assert!(p.is_compiled());
+    let (mem, _) = dispatch(&p, &[vec![0; 64]], [1, 1, 1]);
+    for l in 0..64u32 {
+        let mut base = 7u32;
+        let mut total = 0u32;
+        for r in 0..4u32 {
+            let other = (l + base) % 64;
+            total += other * base + r;
+            base += 3;
+        }
+        assert_eq!(mem[0][l as usize], total + base * 1000, "lane {l}");
+    }
+}

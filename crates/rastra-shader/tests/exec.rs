@@ -829,3 +829,47 @@ fn unsigned_conversion_and_constant_divisors() {
         assert_eq!(r.u(0, 3, l), a, "lane {l}");
     }
 }
+
+/// Uniform values (kept once per warp by compiled code): a loop counter, a uniform branch
+/// and switch, a uniform operand of an instruction the interpreter's code runs (`pow`), a
+/// uniform output — and a count that only ever gets uniform values but is left at different
+/// iterations by different lanes, so it must stay per lane. On full and partial warps
+/// (`run_mask` compares compiled code, interpreter and reference on the active lanes).
+#[test]
+fn uniform_and_divergent_loop_values() {
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {
+            var n = 0u;
+            loop {
+                n = n + 3u;
+                if x < f32(n) { break; }
+            }
+            var s = 0u;
+            for (var i = 0u; i < 5u; i++) { s = s + i * 2u; }
+            var m = s;
+            if s > 10u { m = m + 100u; }
+            switch s {
+                case 20u: { m = m * 2u; }
+                default: { m = 0u; }
+            }
+            return vec4<f32>(f32(n), f32(m), pow(2.0, f32(s) * 0.25), f32(s));
+        }",
+    );
+    for active in [FULL_MASK, 0b1010_0110_0001_1100, 1 << 15] {
+        let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 1.7 - 2.0);
+        let r = common::run_mask(&p, active, &[], &|_, _, l| xs[l].to_bits());
+        for (l, &x) in xs.iter().enumerate() {
+            if (active >> l) & 1 == 0 {
+                continue;
+            }
+            let mut n = 3u32;
+            while x >= n as f32 {
+                n += 3;
+            }
+            assert_eq!(r.f(0, 0, l), n as f32, "n, lane {l}");
+            assert_eq!(r.f(0, 1, l), 240.0, "m, lane {l}");
+            assert_eq!(r.f(0, 2, l), 2f32.powf(5.0), "pow, lane {l}");
+            assert_eq!(r.f(0, 3, l), 20.0, "s, lane {l}");
+        }
+    }
+}

@@ -152,7 +152,11 @@ impl RegUses {
 
 /// Calls `read(first, count)` for every register range `inst` reads and `write` for every
 /// range it writes (masked writes count as reads too: the lanes they leave keep old values).
-fn inst_regs(inst: &Inst, read: &mut impl FnMut(Reg, u32), write: &mut impl FnMut(Reg, u32)) {
+pub(super) fn inst_regs(
+    inst: &Inst,
+    read: &mut impl FnMut(Reg, u32),
+    write: &mut impl FnMut(Reg, u32),
+) {
     let opt = |r: Option<Reg>, n: u32, read: &mut dyn FnMut(Reg, u32)| {
         if let Some(r) = r {
             read(r, n)
