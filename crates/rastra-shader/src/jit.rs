@@ -23,6 +23,13 @@
 //! Budget, instruction classes, active lanes and divergent branches are counted exactly as
 //! the interpreter counts them.
 //!
+//! Registers every lane agrees on (`uniform`: loop counters, strides, uniform conditions)
+//! are scalar variables: their instructions are scalar instructions, a branch on one needs
+//! no lane mask, and it is written to the register file only where something reads the
+//! register file. Under uniform control every lane of the starting mask is active, so a
+//! variable's masked store there writes all lanes (lanes outside that mask are never read:
+//! their registers are unspecified after the program).
+//!
 //! A workgroup barrier suspends the warp: the code stores its mask and frames
 //! ([`Suspended`], kept in the warp between calls) and returns; the next call enters at a
 //! dispatch block that reloads them and branches to the op after that barrier.
@@ -433,6 +440,8 @@ struct Gen<'a, 'f> {
     frames: Vec<FrameVars>,
     /// Frames on the stack before each op.
     depth: Vec<usize>,
+    /// The op being generated.
+    pc: usize,
     /// Register chunks (register, chunk) the current run has read or written.
     cache: HashMap<(u32, usize), Cached>,
     /// The chunks of a warp register the code being generated computes.
@@ -616,6 +625,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             counters,
             frames,
             depth,
+            pc: 0,
             cache: HashMap::new(),
             chunks: 0..CHUNKS,
         }
@@ -721,6 +731,14 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.issue(n, &classes);
     }
 
+    /// Counts a divergent branch of a branch on register `r` when `cond` is set (never,
+    /// when `r` is uniform: all lanes go one way).
+    fn count_divergent_on(&mut self, r: Reg, cond: Value) {
+        if self.scalar_var(r).is_none() {
+            self.count_divergent(cond);
+        }
+    }
+
     /// Counts a divergent branch when `cond` (an i8/i32 0/1 value) is set.
     fn count_divergent(&mut self, cond: Value) {
         let c = self.b.ins().uextend(types::I64, cond);
@@ -746,6 +764,7 @@ impl<'a, 'f> Gen<'a, 'f> {
 
     fn op(&mut self, pc: usize) {
         let code = self.code;
+        self.pc = pc;
         // Values cached by an earlier op live in blocks that need not dominate this one.
         self.cache.clear();
         match code.ops[pc] {
@@ -806,7 +825,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 let t_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
                 let e_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, e, 0);
                 let both = self.b.ins().band(t_any, e_any);
-                self.count_divergent(both);
+                self.count_divergent_on(cond, both);
                 let z = self.zero();
                 self.push_frame(pc, z, e, z, z);
                 self.b.def_var(self.mask, t);
@@ -902,7 +921,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                     .b
                     .ins()
                     .icmp_imm_s(IntCC::UnsignedGreaterThan, targets, 1);
-                self.count_divergent(split);
+                self.count_divergent_on(selector, split);
                 let z = self.zero();
                 self.push_frame(pc, z, m, matched, z);
                 self.b.def_var(self.mask, z);
@@ -985,7 +1004,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 let l_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, leaving, 0);
                 let s_any = self.b.ins().icmp_imm_s(IntCC::NotEqual, staying, 0);
                 let split = self.b.ins().band(l_any, s_any);
-                self.count_divergent(split);
+                self.count_divergent_on(cond, split);
                 let f = self.frames[frame as usize];
                 let a = self.b.use_var(f.a);
                 let a = self.b.ins().bor(a, leaving);
@@ -1550,6 +1569,11 @@ impl<'a, 'f> Gen<'a, 'f> {
                     let var = self.scalar_var(dst).expect("checked");
                     self.b.def_var(var, x);
                 }
+            }
+            Inst::Store { dst, src } if self.uniform.uniform_control(self.pc) => {
+                // Every lane of the starting mask is active: the others are never read.
+                let s = self.load(src, I32X4);
+                self.store(dst, s);
             }
             Inst::Store { dst, src } => {
                 let lm = *masks.get_or_insert_with(|| self.lane_masks(mask));

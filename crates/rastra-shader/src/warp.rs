@@ -94,7 +94,9 @@ impl Warp {
 /// inputs must be in their registers; `helpers ⊆ active` run without side effects (they do
 /// sample textures, through `unit`, the shader core's texture unit); `budget`
 /// is decremented per instruction issued and per loop iteration. Barriers do nothing here (a
-/// graphics warp has no workgroup).
+/// graphics warp has no workgroup). Afterwards the outputs hold the results of the active
+/// lanes; what registers hold in the other lanes is unspecified (compiled code writes a
+/// value every active lane shares to all sixteen).
 pub fn execute(
     program: &Program,
     warp: &mut Warp,

@@ -39,6 +39,8 @@ pub(super) struct Uniform {
     /// Per op: for a barrier, the uniform registers whose values may be read after it
     /// (they go through the register file while the warp waits).
     kept: Vec<Vec<Reg>>,
+    /// Per op: control is uniform there (the mask is the warp's starting mask).
+    control: Vec<bool>,
 }
 
 /// A control construct open at some point of the code.
@@ -94,14 +96,21 @@ impl Uniform {
             })
             .collect();
         let mut divergent_loops = HashSet::new();
-        loop {
-            let changed = walk(code, &mut uniform, &mut divergent_loops);
-            if !changed {
-                break;
-            }
-        }
+        let mut control = vec![false; code.ops.len()];
+        // The pass that changes nothing has seen the final state: its control flags hold.
+        while walk(code, &mut uniform, &mut divergent_loops, &mut control) {}
         let kept = kept_across_barriers(code, outputs, uses, &uniform);
-        Uniform { uniform, kept }
+        Uniform {
+            uniform,
+            kept,
+            control,
+        }
+    }
+
+    /// Whether control is uniform at op `pc`: every lane of the warp's starting mask is
+    /// active there, so a masked write there may write every lane.
+    pub fn uniform_control(&self, pc: usize) -> bool {
+        self.control.get(pc).copied().unwrap_or(false)
     }
 
     pub fn is_uniform(&self, r: Reg) -> bool {
@@ -219,8 +228,14 @@ fn kept_across_barriers(
 }
 
 /// One pass over the code: takes uniformity from registers written with varying values
-/// and marks loops that lanes leave divergently. Whether anything changed.
-fn walk(code: &Code, uniform: &mut [bool], divergent_loops: &mut HashSet<usize>) -> bool {
+/// and marks loops that lanes leave divergently; notes whether control is uniform at each
+/// op. Whether anything changed.
+fn walk(
+    code: &Code,
+    uniform: &mut [bool],
+    divergent_loops: &mut HashSet<usize>,
+    control: &mut [bool],
+) -> bool {
     let mut changed = false;
     let u = |uniform: &[bool], r: Reg| uniform.get(r.0 as usize).copied().unwrap_or(false);
     let mut stack = vec![Frame {
@@ -242,6 +257,7 @@ fn walk(code: &Code, uniform: &mut [bool], divergent_loops: &mut HashSet<usize>)
     };
     for (pc, op) in code.ops.iter().enumerate() {
         let cur = stack.last().is_some_and(|f| f.uniform);
+        control[pc] = cur;
         match *op {
             Op::Run { start, len, .. } => {
                 for inst in &code.insts[start as usize..(start + len) as usize] {
