@@ -64,12 +64,14 @@ const CHUNKS: usize = WARP_LANES / 4;
 const REG_BYTES: i32 = (WARP_LANES * 4) as i32;
 
 /// The counters the compiled code keeps, in [`Cx::counters`] order. The first
-/// [`LIVE_COUNTERS`] change at every op and live in machine registers while the code runs;
-/// the others are added to in memory. (Machine registers are the scarce resource here: with
+/// [`LIVE_COUNTERS`] (the budget) lives in a machine register while the code runs; the
+/// others are added to in memory. (Machine registers are the scarce resource here: with
 /// control instructions or divergent branches also kept in registers, the register
 /// allocator spilled a loop's warp registers instead, and compute_fma_reduce's compiled
-/// FMA loop ran 17% more instructions.) Instructions issued are the budget spent, and ALU instructions are those
-/// not in another class, so neither is kept.
+/// FMA loop ran 17% more instructions; the active-lane count in a register was spilled and
+/// reloaded at every op, 4% more instructions than adding to it in memory.) Instructions
+/// issued are the budget spent, and ALU instructions are those not in another class, so
+/// neither is kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Counter {
     Budget = 0,
@@ -81,7 +83,7 @@ enum Counter {
     Divergent,
 }
 const COUNTERS: usize = 7;
-const LIVE_COUNTERS: usize = 2;
+const LIVE_COUNTERS: usize = 1;
 
 /// What the compiled code reads and writes: the warp's registers and control state in, the
 /// discarded lanes and counters out, and (for instructions it calls back for) the
@@ -321,15 +323,26 @@ pub(crate) fn run(
             len: words.len(),
         };
     }
-    cx.counters[Counter::Budget as usize] = *budget;
+    // Compiled code checks the budget as a signed number after overspending it by at most
+    // a loop iteration's instructions (`Gen::check_budget`).
+    let start = (*budget).min(1 << 62);
+    cx.counters[Counter::Budget as usize] = start;
     // SAFETY: `cx` points at live registers of at least `num_regs` (the program's count), at
     // a frame buffer for every level and at the program's instructions; the code only
     // addresses registers < `num_regs` (IR invariant), frame levels ≤ `max_depth`, and calls
     // back with instruction indices of this program.
     let status = unsafe { (compiled.entry)(&mut cx) };
-    let c = &cx.counters;
-    let spent = *budget - c[Counter::Budget as usize];
-    *budget = c[Counter::Budget as usize];
+    // One 8-byte load per counter: the code has just stored them one by one, and a wider
+    // load spanning two of those stores waits for both to reach the cache (store
+    // forwarding fails) — a stall on every call.
+    let c: [u64; COUNTERS] = std::array::from_fn(|k| {
+        // SAFETY: a plain read of an initialised field of a live local.
+        unsafe { std::ptr::read_volatile(&cx.counters[k]) }
+    });
+    let c = &c;
+    let left = (c[Counter::Budget as usize] as i64).max(0) as u64;
+    let spent = start - left;
+    *budget -= spent;
     let other = [
         Counter::Control,
         Counter::Transcendental,
@@ -340,7 +353,8 @@ pub(crate) fn run(
     .iter()
     .sum::<u64>();
     info.instructions += spent;
-    info.alu += spent - other;
+    // (After an overspent budget the counts are not reported: the call fails.)
+    info.alu += spent.saturating_sub(other);
     info.transcendental += c[Counter::Transcendental as usize];
     info.memory += c[Counter::Memory as usize];
     info.texture += c[Counter::Texture as usize];
@@ -355,10 +369,14 @@ pub(crate) fn run(
             })
         }
         2 => {
-            state.resume = cx.resume;
-            state.mask = cx.mask;
-            state.helpers = cx.helpers;
-            state.discarded = cx.discarded;
+            // Field by field, for the reason the counters are.
+            // SAFETY: plain reads of initialised fields of a live local.
+            unsafe {
+                state.resume = std::ptr::read_volatile(&cx.resume);
+                state.mask = std::ptr::read_volatile(&cx.mask);
+                state.helpers = std::ptr::read_volatile(&cx.helpers);
+                state.discarded = std::ptr::read_volatile(&cx.discarded);
+            }
             Ok(Stopped::Barrier)
         }
         _ => Err(ExecError::BudgetExhausted),
@@ -442,10 +460,36 @@ struct Gen<'a, 'f> {
     depth: Vec<usize>,
     /// The op being generated.
     pc: usize,
+    /// Per op: for a `Continuing`, whether some `continue` leaves for its loop.
+    continued: Vec<bool>,
     /// Register chunks (register, chunk) the current run has read or written.
     cache: HashMap<(u32, usize), Cached>,
     /// The chunks of a warp register the code being generated computes.
     chunks: std::ops::Range<usize>,
+}
+
+/// Per op: for a `Continuing`, whether a `Continue` op targets its loop's frame (`depth`:
+/// frames before each op).
+fn continued_loops(code: &Code, depth: &[usize]) -> Vec<bool> {
+    let mut out = vec![false; code.ops.len()];
+    // Open loops: (frame index, some continue seen).
+    let mut open: Vec<(usize, bool)> = Vec::new();
+    for (pc, op) in code.ops.iter().enumerate() {
+        match *op {
+            Op::Loop { .. } => open.push((depth[pc], false)),
+            Op::Continue { frame } => {
+                if let Some(l) = open.iter_mut().rev().find(|l| l.0 == frame as usize) {
+                    l.1 = true;
+                }
+            }
+            Op::Continuing { .. } => out[pc] = open.last().is_some_and(|l| l.1),
+            Op::LoopEnd => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The register an ALU instruction (one `uniform` can find uniform) writes.
@@ -605,6 +649,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 _ => {}
             }
         }
+        let continued = continued_loops(code, &depth);
         Gen {
             b,
             code,
@@ -626,6 +671,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             frames,
             depth,
             pc: 0,
+            continued,
             cache: HashMap::new(),
             chunks: 0..CHUNKS,
         }
@@ -694,18 +740,13 @@ impl<'a, 'f> Gen<'a, 'f> {
         }
     }
 
-    /// `warp::issue_run`: `len` instructions of the given classes under the current mask;
-    /// leaves to the exhausted block when the budget cannot cover them.
+    /// `warp::issue_run`: `len` instructions of the given classes under the current mask.
+    /// The budget is taken without a check: [`Gen::check_budget`] runs at every loop's
+    /// back edge, at barriers and at the end, so a runaway program stops within one
+    /// iteration of overspending, and a program that overspent anywhere fails just as it
+    /// does on the interpreter (spending only grows).
     fn issue(&mut self, len: u32, classes: &[u32; 5]) {
         let budget = self.b.use_var(self.counters[Counter::Budget as usize]);
-        let short = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, budget, len as i64);
-        let ok = self.b.create_block();
-        self.b.ins().brif(short, self.exhausted, &[], ok, &[]);
-        self.b.seal_block(ok);
-        self.b.switch_to_block(ok);
         let rest = self.b.ins().iadd_imm_s(budget, -(len as i64));
         self.b
             .def_var(self.counters[Counter::Budget as usize], rest);
@@ -723,6 +764,17 @@ impl<'a, 'f> Gen<'a, 'f> {
         for (class, counter) in classes_in_order {
             self.add_counter_imm(counter, classes[class as usize] as i64);
         }
+    }
+
+    /// Leaves to the exhausted block when the budget is overspent (below zero: `run`
+    /// starts it at most 2⁶², far above anything one call can overspend).
+    fn check_budget(&mut self) {
+        let budget = self.b.use_var(self.counters[Counter::Budget as usize]);
+        let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, budget, 0);
+        let ok = self.b.create_block();
+        self.b.ins().brif(over, self.exhausted, &[], ok, &[]);
+        self.b.seal_block(ok);
+        self.b.switch_to_block(ok);
     }
 
     fn issue_control(&mut self, n: u32) {
@@ -780,6 +832,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             Op::Barrier => {
                 // Issue it, save the control state, stop; the next call resumes at pc + 1.
                 self.issue_control(1);
+                self.check_budget();
                 self.save_counters();
                 for &r in self.uniform.kept_across(pc) {
                     self.materialize(r);
@@ -854,6 +907,12 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.push_frame(pc, z, z, m, z);
                 self.next(pc);
             }
+            Op::Continuing { end_pc, .. } if !self.continued[pc] => {
+                // No `continue` leaves for this loop: no lanes wait to rejoin, the mask
+                // stays the same value (loop-invariant, when nothing else changes it).
+                let m = self.b.use_var(self.mask);
+                self.branch_if_zero(m, end_pc, pc);
+            }
             Op::Continuing { end_pc, .. } => {
                 let f = self.frame(pc);
                 let m = self.b.use_var(self.mask);
@@ -881,13 +940,17 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.b.ins().brif(m, again, &[], self.blocks[pc + 1], &[]);
                 self.b.seal_block(again);
                 self.b.switch_to_block(again);
-                let started = self.b.use_var(f.c);
-                let split = self.b.ins().icmp(IntCC::NotEqual, m, started);
-                self.count_divergent(split);
+                if !self.uniform.uniform_control(pc) {
+                    // (Under uniform control every iteration starts with the same lanes.)
+                    let started = self.b.use_var(f.c);
+                    let split = self.b.ins().icmp(IntCC::NotEqual, m, started);
+                    self.count_divergent(split);
+                }
                 let z = self.zero();
                 self.b.def_var(f.b, z);
                 self.b.def_var(f.c, m);
                 self.issue_control(1);
+                self.check_budget();
                 self.b.ins().jump(self.blocks[body_pc as usize], &[]);
             }
             Op::LoopEnd => {
@@ -995,6 +1058,32 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.b.def_var(self.mask, z);
                 self.b.ins().jump(self.blocks[self.ends[pc] as usize], &[]);
             }
+            Op::BreakUnless { cond, frame } if self.scalar_var(cond).is_some() => {
+                // A uniform exit test: all lanes stay (the mask is unchanged) or all leave.
+                self.issue_control(1);
+                let x = self.scalar(cond);
+                let leave = self.b.create_block();
+                self.b.ins().brif(x, self.blocks[pc + 1], &[], leave, &[]);
+                self.b.seal_block(leave);
+                self.b.switch_to_block(leave);
+                let f = self.frames[frame as usize];
+                let m = self.b.use_var(self.mask);
+                let a = self.b.use_var(f.a);
+                let a = self.b.ins().bor(a, m);
+                self.b.def_var(f.a, a);
+                let z = self.zero();
+                self.b.def_var(self.mask, z);
+                // With no lanes left, a `Continuing` no `continue` leaves for passes
+                // straight on to its loop's end: go there (the body's end then is the only
+                // way into the `Continuing`, so the mask stays one value through the loop).
+                let mut target = self.ends[pc] as usize;
+                while let Op::Continuing { end_pc, .. } = self.code.ops[target]
+                    && !self.continued[target]
+                {
+                    target = end_pc as usize;
+                }
+                self.b.ins().jump(self.blocks[target], &[]);
+            }
             Op::BreakUnless { cond, frame } => {
                 self.issue_control(1);
                 let c = self.cond_mask(cond);
@@ -1036,6 +1125,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.next(pc);
             }
             Op::End => {
+                self.check_budget();
                 for &r in self.outputs {
                     self.materialize(Reg(r));
                 }
