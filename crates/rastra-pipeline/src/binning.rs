@@ -66,6 +66,11 @@ impl ChunkBins {
         self.sorted = true;
     }
 
+    /// Makes room for `n` more entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+    }
+
     /// Records chunk-local triangle `index` in every tile overlapping `bounds`. Triangles
     /// must be inserted in increasing index order.
     pub fn insert(
