@@ -81,8 +81,12 @@ enum Counter {
     Memory,
     Texture,
     Divergent,
+    /// Instructions issued where control is not uniform. Under uniform control the mask
+    /// is the warp's starting mask, so those ops' active lanes are added once, at the end
+    /// of the call: the starting mask's lanes × (instructions issued − these).
+    DivergentIssued,
 }
-const COUNTERS: usize = 7;
+const COUNTERS: usize = 8;
 const LIVE_COUNTERS: usize = 1;
 
 /// What the compiled code reads and writes: the warp's registers and control state in, the
@@ -95,6 +99,8 @@ struct Cx {
     mask: Mask,
     helpers: Mask,
     discarded: Mask,
+    /// The lanes the program started with.
+    start_mask: Mask,
     /// In: 0 to start the program, else the op to resume at (after a barrier). Out: the op
     /// to resume at when the code stopped at a barrier.
     resume: u32,
@@ -164,6 +170,8 @@ impl std::fmt::Debug for Compiled {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Suspended {
     pub resume: u32,
+    /// The lanes the program started with (the mask wherever control is uniform).
+    pub start_mask: Mask,
     pub mask: Mask,
     pub helpers: Mask,
     pub discarded: Mask,
@@ -302,6 +310,7 @@ pub(crate) fn run(
         mask: state.mask,
         helpers: state.helpers,
         discarded: state.discarded,
+        start_mask: state.start_mask,
         resume: state.resume,
         frames: state.frames.as_mut_ptr(),
         counters: [0; COUNTERS],
@@ -359,7 +368,9 @@ pub(crate) fn run(
     info.memory += c[Counter::Memory as usize];
     info.texture += c[Counter::Texture as usize];
     info.control += c[Counter::Control as usize];
-    info.active_lanes += c[Counter::ActiveLanes as usize];
+    let uniform_issued = spent.saturating_sub(c[Counter::DivergentIssued as usize]);
+    info.active_lanes +=
+        c[Counter::ActiveLanes as usize] + uniform_issued * state.start_mask.count_ones() as u64;
     info.divergent_branches += c[Counter::Divergent as usize];
     match status {
         0 => {
@@ -750,11 +761,14 @@ impl<'a, 'f> Gen<'a, 'f> {
         let rest = self.b.ins().iadd_imm_s(budget, -(len as i64));
         self.b
             .def_var(self.counters[Counter::Budget as usize], rest);
-        let m = self.b.use_var(self.mask);
-        let lanes = self.b.ins().popcnt(m);
-        let lanes = self.b.ins().uextend(types::I64, lanes);
-        let lanes = self.b.ins().imul_imm_s(lanes, len as i64);
-        self.add_counter(Counter::ActiveLanes, lanes);
+        if !self.uniform.uniform_control(self.pc) {
+            let m = self.b.use_var(self.mask);
+            let lanes = self.b.ins().popcnt(m);
+            let lanes = self.b.ins().uextend(types::I64, lanes);
+            let lanes = self.b.ins().imul_imm_s(lanes, len as i64);
+            self.add_counter(Counter::ActiveLanes, lanes);
+            self.add_counter_imm(Counter::DivergentIssued, len as i64);
+        }
         let classes_in_order = [
             (Class::Transcendental, Counter::Transcendental),
             (Class::Memory, Counter::Memory),
@@ -1286,6 +1300,17 @@ impl<'a, 'f> Gen<'a, 'f> {
         }
     }
 
+    /// The value register `r` is known to hold here, if the code fixes it: a constant of
+    /// the whole program, or a uniform register the code generated so far sets to one.
+    fn constant_value(&mut self, r: Reg) -> Option<u32> {
+        if let Some(bits) = self.uses.constant(r.0) {
+            return Some(bits);
+        }
+        let var = self.scalar_var(r)?;
+        let x = self.b.use_var(var);
+        self.known_constant(x)
+    }
+
     /// The one value of the uniform register `r`, as an i32.
     fn scalar(&mut self, r: Reg) -> Value {
         if let Some(bits) = self.uses.constant(r.0) {
@@ -1557,6 +1582,21 @@ impl<'a, 'f> Gen<'a, 'f> {
                         BinOp::USubSat => {
                             let m = i.umax(x, y);
                             self.b.ins().isub(m, y)
+                        }
+                        // `alu`'s rules: x / 0 = x, x % 0 = 0 (the divisor made 1 first:
+                        // a hardware division by zero traps).
+                        BinOp::UDiv | BinOp::URem => {
+                            let zero = i.icmp_imm_s(IntCC::Equal, y, 0);
+                            let one = self.b.ins().iconst(I32, 1);
+                            let safe = self.b.ins().select(zero, one, y);
+                            if op == BinOp::UDiv {
+                                let q = self.b.ins().udiv(x, safe);
+                                self.b.ins().select(zero, x, q)
+                            } else {
+                                let r = self.b.ins().urem(x, safe);
+                                let z = self.b.ins().iconst(I32, 0);
+                                self.b.ins().select(zero, z, r)
+                            }
                         }
                         _ => return None,
                     }

@@ -217,6 +217,7 @@ pub(crate) fn run(
         if st.pc == 0 {
             // A fresh start: the lanes `start` gave the warp.
             st.jit.resume = 0;
+            st.jit.start_mask = st.mask;
             st.jit.mask = st.mask;
             st.jit.helpers = st.helpers;
             st.jit.discarded = 0;

@@ -101,16 +101,23 @@ pub fn execute_workgroup(
             first / (size[0] * size[1]),
         ];
         let mut local = [[0u32; WARP_LANES]; 3];
-        let [lx, ly, lz] = &mut local;
-        for ((lx, ly), lz) in lx.iter_mut().zip(ly.iter_mut()).zip(lz.iter_mut()) {
-            [*lx, *ly, *lz] = [x, y, z];
-            x += 1;
-            if x == size[0] {
-                x = 0;
-                y += 1;
-                if y == size[1] {
-                    y = 0;
-                    z += 1;
+        if x + WARP_LANES as u32 <= size[0] {
+            // The warp stays in one row: x counts up, y and z are the first lane's.
+            local[0] = std::array::from_fn(|l| x + l as u32);
+            local[1] = [y; WARP_LANES];
+            local[2] = [z; WARP_LANES];
+        } else {
+            let [lx, ly, lz] = &mut local;
+            for ((lx, ly), lz) in lx.iter_mut().zip(ly.iter_mut()).zip(lz.iter_mut()) {
+                [*lx, *ly, *lz] = [x, y, z];
+                x += 1;
+                if x == size[0] {
+                    x = 0;
+                    y += 1;
+                    if y == size[1] {
+                        y = 0;
+                        z += 1;
+                    }
                 }
             }
         }

@@ -1,7 +1,8 @@
 //! Unsigned arithmetic the compiled code emits as vector code where x86 has no single
 //! instruction for it, each exact (the interpreter's `alu` definitions, bit for bit):
 //! saturating subtraction as `max(a, b) − b`; division and remainder by a divisor the
-//! program fixes to a power of two (`liveness::RegUses::constant`) as a shift and a mask;
+//! program fixes to a power of two (`liveness::RegUses::constant`, or a uniform register
+//! just set to a constant) as a shift and a mask;
 //! u32 → f32 conversion as two exact 16-bit halves added with one rounding; a buffer's byte
 //! length from the binding table.
 
@@ -25,7 +26,7 @@ impl Gen<'_, '_> {
                 }))
             }
             BinOp::UDiv | BinOp::URem => {
-                let d = self.uses.constant(b.0).filter(|d| d.is_power_of_two())?;
+                let d = self.constant_value(b).filter(|d| d.is_power_of_two())?;
                 let x = self.load(a, I32X4);
                 Some(if op == BinOp::UDiv {
                     x.map(|x| self.b.ins().ushr_imm_u(x, d.trailing_zeros() as i64))

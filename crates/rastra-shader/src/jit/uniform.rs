@@ -24,7 +24,8 @@
 //! until nothing changes (each pass only takes uniformity away, so it ends).
 //!
 //! Registers the program never writes (its inputs) or may read before its first write are
-//! not uniform; neither is anything memory, texture, image or cross-lane operations write.
+//! not uniform; neither is anything memory (but a buffer's length), texture, image or
+//! cross-lane operations write.
 
 use std::collections::HashSet;
 
@@ -262,7 +263,7 @@ fn walk(
             Op::Run { start, len, .. } => {
                 for inst in &code.insts[start as usize..(start + len) as usize] {
                     let keeps = match *inst {
-                        Inst::Const { .. } => true,
+                        Inst::Const { .. } | Inst::BufferLen { .. } => true,
                         Inst::Mov { src, .. } => u(uniform, src),
                         Inst::Store { src, .. } => cur && u(uniform, src),
                         Inst::Unary { a, .. } => u(uniform, a),
