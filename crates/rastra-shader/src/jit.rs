@@ -201,6 +201,18 @@ pub(crate) fn compile(code: &Code, outputs: &[u32]) -> Option<Compiled> {
     let ends = static_ends(code)?;
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").ok()?;
+    // The generated code is checked in debug builds (tests); release builds skip the
+    // verifier's pass over every function.
+    flags
+        .set(
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )
+        .ok()?;
     let isa = cranelift_native::builder()
         .ok()?
         .finish(settings::Flags::new(flags))
@@ -369,8 +381,12 @@ pub(crate) fn run(
     info.texture += c[Counter::Texture as usize];
     info.control += c[Counter::Control as usize];
     let uniform_issued = spent.saturating_sub(c[Counter::DivergentIssued as usize]);
-    info.active_lanes +=
-        c[Counter::ActiveLanes as usize] + uniform_issued * state.start_mask.count_ones() as u64;
+    // (A full warp without a bit count: the baseline x86 target has no popcnt.)
+    let start_lanes = match state.start_mask {
+        m if m == crate::lane_mask(WARP_LANES) => WARP_LANES as u64,
+        m => m.count_ones() as u64,
+    };
+    info.active_lanes += c[Counter::ActiveLanes as usize] + uniform_issued * start_lanes;
     info.divergent_branches += c[Counter::Divergent as usize];
     match status {
         0 => {
