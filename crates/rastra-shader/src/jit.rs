@@ -21,7 +21,8 @@
 //! interpreter's own code for that one instruction (`warp::exec_one`), so both paths share
 //! one definition of each and give the same bits.
 //! Budget, instruction classes, active lanes and divergent branches are counted exactly as
-//! the interpreter counts them.
+//! the interpreter counts them; the budget is checked at loop back edges, barriers and the
+//! end rather than at every op (a program that overspends fails either way).
 //!
 //! Registers every lane agrees on (`uniform`: loop counters, strides, uniform conditions)
 //! are scalar variables: their instructions are scalar instructions, a branch on one needs
