@@ -100,8 +100,6 @@ struct Cx {
     mask: Mask,
     helpers: Mask,
     discarded: Mask,
-    /// The lanes the program started with.
-    start_mask: Mask,
     /// In: 0 to start the program, else the op to resume at (after a barrier). Out: the op
     /// to resume at when the code stopped at a barrier.
     resume: u32,
@@ -323,7 +321,6 @@ pub(crate) fn run(
         mask: state.mask,
         helpers: state.helpers,
         discarded: state.discarded,
-        start_mask: state.start_mask,
         resume: state.resume,
         frames: state.frames.as_mut_ptr(),
         counters: [0; COUNTERS],
