@@ -39,6 +39,8 @@
 mod arith;
 mod liveness;
 mod memory;
+mod scalar;
+mod straight;
 mod trig;
 mod uniform;
 
@@ -47,7 +49,7 @@ use std::sync::atomic::AtomicU32;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, Value, types,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Value, types,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -55,7 +57,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 use rastra_texture::TextureUnit;
 
-use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
+use crate::ir::{BinOp, Inst, Reg};
 use crate::simt::{Class, Code, Op};
 use crate::{ExecError, ExecInfo, Mask, Resources, WARP_LANES};
 
@@ -517,6 +519,81 @@ fn continued_loops(code: &Code, depth: &[usize]) -> Vec<bool> {
     out
 }
 
+/// The condition of a float comparison instruction.
+fn float_cc(op: BinOp) -> Option<FloatCC> {
+    Some(match op {
+        BinOp::FEq => FloatCC::Equal,
+        BinOp::FNe => FloatCC::NotEqual,
+        BinOp::FLt => FloatCC::LessThan,
+        BinOp::FLe => FloatCC::LessThanOrEqual,
+        BinOp::FGt => FloatCC::GreaterThan,
+        BinOp::FGe => FloatCC::GreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+/// The condition of an integer comparison instruction.
+fn int_cc(op: BinOp) -> Option<IntCC> {
+    Some(match op {
+        BinOp::IEq => IntCC::Equal,
+        BinOp::INe => IntCC::NotEqual,
+        BinOp::SLt => IntCC::SignedLessThan,
+        BinOp::SLe => IntCC::SignedLessThanOrEqual,
+        BinOp::SGt => IntCC::SignedGreaterThan,
+        BinOp::SGe => IntCC::SignedGreaterThanOrEqual,
+        BinOp::ULt => IntCC::UnsignedLessThan,
+        BinOp::ULe => IntCC::UnsignedLessThanOrEqual,
+        BinOp::UGt => IntCC::UnsignedGreaterThan,
+        BinOp::UGe => IntCC::UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+/// `+ − × ÷` of floats.
+fn is_float_arith(op: BinOp) -> bool {
+    matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
+}
+
+/// The integer operations with one Cranelift instruction of the same meaning.
+fn is_int_arith(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::IAdd
+            | BinOp::ISub
+            | BinOp::IMul
+            | BinOp::And
+            | BinOp::Or
+            | BinOp::Xor
+            | BinOp::SMin
+            | BinOp::SMax
+            | BinOp::UMin
+            | BinOp::UMax
+    )
+}
+
+/// `x op y` for the operations of [`is_float_arith`] and [`is_int_arith`], as one
+/// instruction on values of any width (scalars or vectors of the right type).
+fn arith(b: &mut FunctionBuilder, op: BinOp, x: Value, y: Value) -> Option<Value> {
+    let i = b.ins();
+    Some(match op {
+        BinOp::FAdd => i.fadd(x, y),
+        BinOp::FSub => i.fsub(x, y),
+        BinOp::FMul => i.fmul(x, y),
+        BinOp::FDiv => i.fdiv(x, y),
+        BinOp::IAdd => i.iadd(x, y),
+        BinOp::ISub => i.isub(x, y),
+        BinOp::IMul => i.imul(x, y),
+        BinOp::And => i.band(x, y),
+        BinOp::Or => i.bor(x, y),
+        BinOp::Xor => i.bxor(x, y),
+        BinOp::SMin => i.smin(x, y),
+        BinOp::SMax => i.smax(x, y),
+        BinOp::UMin => i.umin(x, y),
+        BinOp::UMax => i.umax(x, y),
+        _ => return None,
+    })
+}
+
 /// The register an ALU instruction (one `uniform` can find uniform) writes.
 fn alu_dst(inst: &Inst) -> Option<Reg> {
     match *inst {
@@ -838,6 +915,18 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.def_var(f.d, d);
     }
 
+    /// Every active lane leaves for frame `frame` (joins its lanes that broke out or
+    /// returned); none is left active.
+    fn leave_all(&mut self, frame: u32) {
+        let f = self.frames[frame as usize];
+        let m = self.b.use_var(self.mask);
+        let a = self.b.use_var(f.a);
+        let a = self.b.ins().bor(a, m);
+        self.b.def_var(f.a, a);
+        let z = self.zero();
+        self.b.def_var(self.mask, z);
+    }
+
     fn zero(&mut self) -> Value {
         self.b.ins().iconst(types::I32, 0)
     }
@@ -1077,13 +1166,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             }
             Op::Break { frame } | Op::Return { frame } => {
                 self.issue_control(1);
-                let f = self.frames[frame as usize];
-                let m = self.b.use_var(self.mask);
-                let a = self.b.use_var(f.a);
-                let a = self.b.ins().bor(a, m);
-                self.b.def_var(f.a, a);
-                let z = self.zero();
-                self.b.def_var(self.mask, z);
+                self.leave_all(frame);
                 self.b.ins().jump(self.blocks[self.ends[pc] as usize], &[]);
             }
             Op::BreakUnless { cond, frame } if self.scalar_var(cond).is_some() => {
@@ -1094,13 +1177,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.b.ins().brif(x, self.blocks[pc + 1], &[], leave, &[]);
                 self.b.seal_block(leave);
                 self.b.switch_to_block(leave);
-                let f = self.frames[frame as usize];
-                let m = self.b.use_var(self.mask);
-                let a = self.b.use_var(f.a);
-                let a = self.b.ins().bor(a, m);
-                self.b.def_var(f.a, a);
-                let z = self.zero();
-                self.b.def_var(self.mask, z);
+                self.leave_all(frame);
                 // With no lanes left, a `Continuing` no `continue` leaves for passes
                 // straight on to its loop's end: go there (the body's end then is the only
                 // way into the `Continuing`, so the mask stays one value through the loop).
@@ -1296,58 +1373,6 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.write_back();
     }
 
-    /// The scalar variable of register `r`, if it is uniform.
-    fn scalar_var(&self, r: Reg) -> Option<Variable> {
-        self.scalars.get(r.0 as usize).copied().flatten()
-    }
-
-    /// The bits of `v` when the code generated so far defines it as an integer constant.
-    fn known_constant(&self, v: Value) -> Option<u32> {
-        let dfg = &self.b.func.dfg;
-        let inst = dfg.value_def(v).inst()?;
-        match dfg.insts[inst] {
-            cranelift_codegen::ir::InstructionData::UnaryImm {
-                opcode: cranelift_codegen::ir::Opcode::Iconst,
-                imm,
-            } => Some(imm.bits() as u32),
-            _ => None,
-        }
-    }
-
-    /// The value register `r` is known to hold here, if the code fixes it: a constant of
-    /// the whole program, or a uniform register the code generated so far sets to one.
-    fn constant_value(&mut self, r: Reg) -> Option<u32> {
-        if let Some(bits) = self.uses.constant(r.0) {
-            return Some(bits);
-        }
-        let var = self.scalar_var(r)?;
-        let x = self.b.use_var(var);
-        self.known_constant(x)
-    }
-
-    /// The one value of the uniform register `r`, as an i32.
-    fn scalar(&mut self, r: Reg) -> Value {
-        if let Some(bits) = self.uses.constant(r.0) {
-            return self.b.ins().iconst(types::I32, bits as i64);
-        }
-        let var = self.scalar_var(r).expect("a uniform register");
-        self.b.use_var(var)
-    }
-
-    /// Writes uniform register `r`'s value to every lane of it in the register file, for
-    /// code that reads the register file (the interpreter's, the pipeline, a resumption).
-    fn materialize(&mut self, r: Reg) {
-        if self.scalar_var(r).is_none() {
-            return;
-        }
-        let x = self.scalar(r);
-        let v = self.b.ins().splat(types::I32X4, x);
-        for j in 0..CHUNKS {
-            let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
-            self.b.ins().store(reg_flags(), v, self.regs, off);
-        }
-    }
-
     /// A vector of four i32 lanes.
     fn vconst(&mut self, lanes: [u32; 4]) -> Value {
         let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
@@ -1434,509 +1459,5 @@ impl<'a, 'f> Gen<'a, 'f> {
         let k = self.splat(value);
         let eq = v.map(|v| self.b.ins().icmp(IntCC::Equal, v, k));
         self.gather(eq)
-    }
-
-    // ---- straight-line code ---------------------------------------------------------------
-
-    /// A run: its natively emitted instructions in segments, each generated one 4-lane
-    /// chunk at a time (a chunk's values then fit the machine's vector registers, where all
-    /// sixteen lanes of every live value would not); between segments, the instructions the
-    /// interpreter's code runs and `sin`/`cos`, on whole registers in memory.
-    fn run(&mut self, start: usize, len: usize) {
-        let m = self.b.use_var(self.mask);
-        let h = self.b.use_var(self.helpers);
-        let effects = self.b.ins().band_not(m, h);
-        let end = start + len;
-        let mut index = start;
-        self.cache.clear();
-        while index < end {
-            let inst = &self.code.insts[index];
-            if let Inst::Unary { op, dst, a } = *inst
-                && matches!(op, UnOp::FSin | UnOp::FCos)
-            {
-                self.chunks = 0..CHUNKS;
-                self.trig(index, dst, a, (op == UnOp::FCos) as u32, m, effects);
-                self.write_back();
-                index += 1;
-                continue;
-            }
-            if self.is_native_memory(index) {
-                self.memory(index, effects);
-                self.write_back();
-                index += 1;
-                continue;
-            }
-            // The first chunk's pass finds where the segment ends (at an instruction it
-            // cannot emit: `native` then emits nothing live).
-            self.chunks = 0..1;
-            let mut masks = None;
-            let mut seg_end = index;
-            while seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
-                if !self.native(&self.code.insts[seg_end], m, &mut masks) {
-                    break;
-                }
-                seg_end += 1;
-            }
-            self.write_back_segment(index, seg_end);
-            for j in 1..CHUNKS {
-                self.chunks = j..j + 1;
-                let mut masks = None;
-                for k in index..seg_end {
-                    let emitted = self.native(&self.code.insts[k], m, &mut masks);
-                    debug_assert!(emitted, "a segment's instructions are all native");
-                }
-                self.write_back_segment(index, seg_end);
-            }
-            self.chunks = 0..CHUNKS;
-            if seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
-                // The interpreter's code reads and writes the register file.
-                self.callback(seg_end, m, effects);
-                seg_end += 1;
-            }
-            index = seg_end;
-        }
-        self.chunks = 0..CHUNKS;
-    }
-
-    /// Scalar code for an ALU instruction whose operands are all uniform: the result as
-    /// an i32 (the register's bits), or `None` for instructions without a scalar form here
-    /// (they are made as vector code on splatted operands).
-    fn scalar_alu(&mut self, inst: &Inst) -> Option<Value> {
-        use types::{F32, I32};
-        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
-        let bool_i32 = |g: &mut Self, c: Value| g.b.ins().uextend(I32, c);
-        Some(match *inst {
-            Inst::Const { value, .. } => self.b.ins().iconst(I32, value as i32 as i64),
-            Inst::Mov { src, .. } => self.scalar(src),
-            Inst::Unary { op, a, .. } => {
-                let x = self.scalar(a);
-                match op {
-                    UnOp::Not => self.b.ins().bnot(x),
-                    UnOp::INeg => self.b.ins().ineg(x),
-                    UnOp::LNot => {
-                        let c = self.b.ins().icmp_imm_s(IntCC::Equal, x, 0);
-                        bool_i32(self, c)
-                    }
-                    UnOp::I2B => {
-                        let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
-                        bool_i32(self, c)
-                    }
-                    UnOp::I2F => {
-                        let f = self.b.ins().fcvt_from_sint(F32, x);
-                        self.b.ins().bitcast(I32, flags, f)
-                    }
-                    UnOp::FNeg => self.b.ins().bxor_imm_s(x, i32::MIN as i64),
-                    UnOp::FAbs => self.b.ins().band_imm_s(x, i32::MAX as i64),
-                    _ => return None,
-                }
-            }
-            Inst::Binary { op, a, b, .. } => {
-                let (x, y) = (self.scalar(a), self.scalar(b));
-                let fcmp = |op| {
-                    Some(match op {
-                        BinOp::FEq => FloatCC::Equal,
-                        BinOp::FNe => FloatCC::NotEqual,
-                        BinOp::FLt => FloatCC::LessThan,
-                        BinOp::FLe => FloatCC::LessThanOrEqual,
-                        BinOp::FGt => FloatCC::GreaterThan,
-                        BinOp::FGe => FloatCC::GreaterThanOrEqual,
-                        _ => return None,
-                    })
-                };
-                let icmp = |op| {
-                    Some(match op {
-                        BinOp::IEq => IntCC::Equal,
-                        BinOp::INe => IntCC::NotEqual,
-                        BinOp::SLt => IntCC::SignedLessThan,
-                        BinOp::SLe => IntCC::SignedLessThanOrEqual,
-                        BinOp::SGt => IntCC::SignedGreaterThan,
-                        BinOp::SGe => IntCC::SignedGreaterThanOrEqual,
-                        BinOp::ULt => IntCC::UnsignedLessThan,
-                        BinOp::ULe => IntCC::UnsignedLessThanOrEqual,
-                        BinOp::UGt => IntCC::UnsignedGreaterThan,
-                        BinOp::UGe => IntCC::UnsignedGreaterThanOrEqual,
-                        _ => return None,
-                    })
-                };
-                let as_f = |g: &mut Self, v: Value| g.b.ins().bitcast(F32, flags, v);
-                if let Some(cc) = icmp(op) {
-                    let c = self.b.ins().icmp(cc, x, y);
-                    bool_i32(self, c)
-                } else if let Some(cc) = fcmp(op) {
-                    let (fx, fy) = (as_f(self, x), as_f(self, y));
-                    let c = self.b.ins().fcmp(cc, fx, fy);
-                    bool_i32(self, c)
-                } else if matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv) {
-                    let (fx, fy) = (as_f(self, x), as_f(self, y));
-                    let i = self.b.ins();
-                    let r = match op {
-                        BinOp::FAdd => i.fadd(fx, fy),
-                        BinOp::FSub => i.fsub(fx, fy),
-                        BinOp::FMul => i.fmul(fx, fy),
-                        _ => i.fdiv(fx, fy),
-                    };
-                    self.b.ins().bitcast(I32, flags, r)
-                } else {
-                    let i = self.b.ins();
-                    match op {
-                        BinOp::IAdd => i.iadd(x, y),
-                        BinOp::ISub => i.isub(x, y),
-                        BinOp::IMul => i.imul(x, y),
-                        BinOp::And => i.band(x, y),
-                        BinOp::Or => i.bor(x, y),
-                        BinOp::Xor => i.bxor(x, y),
-                        BinOp::SMin => i.smin(x, y),
-                        BinOp::SMax => i.smax(x, y),
-                        BinOp::UMin => i.umin(x, y),
-                        BinOp::UMax => i.umax(x, y),
-                        // Cranelift takes shift amounts modulo the width, as `alu` does.
-                        BinOp::Shl => i.ishl(x, y),
-                        BinOp::ShrS => i.sshr(x, y),
-                        BinOp::ShrU => i.ushr(x, y),
-                        BinOp::USubSat => {
-                            let m = i.umax(x, y);
-                            self.b.ins().isub(m, y)
-                        }
-                        // `alu`'s rules: x / 0 = x, x % 0 = 0 (the divisor made 1 first:
-                        // a hardware division by zero traps).
-                        BinOp::UDiv | BinOp::URem => {
-                            let zero = i.icmp_imm_s(IntCC::Equal, y, 0);
-                            let one = self.b.ins().iconst(I32, 1);
-                            let safe = self.b.ins().select(zero, one, y);
-                            if op == BinOp::UDiv {
-                                let q = self.b.ins().udiv(x, safe);
-                                self.b.ins().select(zero, x, q)
-                            } else {
-                                let r = self.b.ins().urem(x, safe);
-                                let z = self.b.ins().iconst(I32, 0);
-                                self.b.ins().select(zero, z, r)
-                            }
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            Inst::Ternary {
-                op: TerOp::Select,
-                a,
-                b,
-                c,
-                ..
-            } => {
-                let (x, y, z) = (self.scalar(a), self.scalar(b), self.scalar(c));
-                self.b.ins().select(x, y, z)
-            }
-            _ => return None,
-        })
-    }
-
-    fn is_trig(&self, index: usize) -> bool {
-        matches!(
-            self.code.insts[index],
-            Inst::Unary {
-                op: UnOp::FSin | UnOp::FCos,
-                ..
-            }
-        )
-    }
-
-    fn callback(&mut self, index: usize, mask: Value, effects: Value) {
-        // The interpreter's code reads operands from the register file and writes its
-        // results there (ALU results in every lane).
-        let inst = &self.code.insts[index];
-        let (mut reads, mut writes) = (Vec::new(), Vec::new());
-        liveness::inst_regs(inst, &mut |r, n| reads.push((r, n)), &mut |r, n| {
-            writes.push((r, n))
-        });
-        for (r, n) in reads {
-            for k in 0..n {
-                self.materialize(Reg(r.0 + k));
-            }
-        }
-        self.call_interpreter(index, mask, effects);
-        for (r, n) in writes {
-            for k in 0..n {
-                if let Some(var) = self.scalar_var(Reg(r.0 + k)) {
-                    let off = (r.0 + k) as i32 * REG_BYTES;
-                    let v = self.b.ins().load(types::I32, reg_flags(), self.regs, off);
-                    self.b.def_var(var, v);
-                }
-            }
-        }
-    }
-
-    fn call_interpreter(&mut self, index: usize, mask: Value, effects: Value) {
-        let mut sig = Signature::new(self.b.func.signature.call_conv);
-        sig.params.push(AbiParam::new(self.ptr));
-        sig.params.extend([AbiParam::new(types::I32); 3]);
-        let sig = self.b.import_signature(sig);
-        let f = self
-            .b
-            .ins()
-            .iconst(self.ptr, exec_callback as *const () as usize as i64);
-        let i = self.b.ins().iconst(types::I32, index as i64);
-        self.b
-            .ins()
-            .call_indirect(sig, f, &[self.cx, i, mask, effects]);
-    }
-
-    /// Emits `inst` as vector code if it is one of the instructions lowered natively.
-    fn native(&mut self, inst: &Inst, mask: Value, masks: &mut Option<[Value; CHUNKS]>) -> bool {
-        use types::{F32X4, I32X4};
-        if let Some(dst) = alu_dst(inst)
-            && let Some(var) = self.scalar_var(dst)
-            && !matches!(inst, Inst::Store { .. })
-        {
-            // A uniform result: made once, in the first chunk's pass (the value is the
-            // same in every lane), by scalar code where there is some.
-            if !self.chunks.contains(&0) {
-                return true;
-            }
-            if let Some(x) = self.scalar_alu(inst) {
-                self.b.def_var(var, x);
-                return true;
-            }
-        }
-        match *inst {
-            Inst::Const { dst, value } => {
-                let v = self.splat(value);
-                self.store(dst, [v; CHUNKS]);
-            }
-            Inst::Mov { dst, src } => {
-                let v = self.load(src, I32X4);
-                self.store(dst, v);
-            }
-            Inst::Store { dst, src } if self.scalar_var(dst).is_some() => {
-                // Uniform control: the active lanes are every lane that can read it.
-                if self.chunks.contains(&0) {
-                    let x = self.scalar(src);
-                    let var = self.scalar_var(dst).expect("checked");
-                    self.b.def_var(var, x);
-                }
-            }
-            Inst::Store { dst, src } if self.uniform.uniform_control(self.pc) => {
-                // Every lane of the starting mask is active: the others are never read.
-                let s = self.load(src, I32X4);
-                self.store(dst, s);
-            }
-            Inst::Store { dst, src } => {
-                let lm = *masks.get_or_insert_with(|| self.lane_masks(mask));
-                let s = self.load(src, I32X4);
-                let d = self.load(dst, I32X4);
-                let v = std::array::from_fn(|j| self.b.ins().bitselect(lm[j], s[j], d[j]));
-                self.store(dst, v);
-            }
-            Inst::Unary { op, dst, a } => {
-                let one_bits = self.splat(1);
-                let v = match op {
-                    UnOp::FNeg => self.load(a, F32X4).map(|x| self.b.ins().fneg(x)),
-                    UnOp::FAbs => self.load(a, F32X4).map(|x| self.b.ins().fabs(x)),
-                    UnOp::FSqrt => self.load(a, F32X4).map(|x| self.b.ins().sqrt(x)),
-                    UnOp::FFloor if self.native.round => {
-                        self.load(a, F32X4).map(|x| self.b.ins().floor(x))
-                    }
-                    UnOp::FCeil if self.native.round => {
-                        self.load(a, F32X4).map(|x| self.b.ins().ceil(x))
-                    }
-                    UnOp::FTrunc if self.native.round => {
-                        self.load(a, F32X4).map(|x| self.b.ins().trunc(x))
-                    }
-                    UnOp::FRound if self.native.round => {
-                        self.load(a, F32X4).map(|x| self.b.ins().nearest(x))
-                    }
-                    // x − floor(x), each rounded.
-                    UnOp::FFract if self.native.round => self.load(a, F32X4).map(|x| {
-                        let f = self.b.ins().floor(x);
-                        self.b.ins().fsub(x, f)
-                    }),
-                    UnOp::Not => self.load(a, I32X4).map(|x| self.b.ins().bnot(x)),
-                    UnOp::INeg => self.load(a, I32X4).map(|x| self.b.ins().ineg(x)),
-                    UnOp::I2F => self
-                        .load(a, I32X4)
-                        .map(|x| self.b.ins().fcvt_from_sint(F32X4, x)),
-                    UnOp::U2F => self.u32_to_f32(a),
-                    UnOp::LNot => self.load(a, I32X4).map(|x| {
-                        let z = self.vcmp0(IntCC::Equal, x);
-                        self.b.ins().band(z, one_bits)
-                    }),
-                    UnOp::I2B => self.load(a, I32X4).map(|x| {
-                        let z = self.vcmp0(IntCC::NotEqual, x);
-                        self.b.ins().band(z, one_bits)
-                    }),
-                    UnOp::B2F => {
-                        let one_f = self.splat(1.0f32.to_bits());
-                        self.load(a, I32X4).map(|x| {
-                            let z = self.vcmp0(IntCC::NotEqual, x);
-                            self.b.ins().band(z, one_f)
-                        })
-                    }
-                    _ => return false,
-                };
-                self.store(dst, v);
-            }
-            Inst::Binary { op, dst, a, b } => {
-                let fcmp = |op| -> Option<FloatCC> {
-                    Some(match op {
-                        BinOp::FEq => FloatCC::Equal,
-                        BinOp::FNe => FloatCC::NotEqual,
-                        BinOp::FLt => FloatCC::LessThan,
-                        BinOp::FLe => FloatCC::LessThanOrEqual,
-                        BinOp::FGt => FloatCC::GreaterThan,
-                        BinOp::FGe => FloatCC::GreaterThanOrEqual,
-                        _ => return None,
-                    })
-                };
-                let icmp = |op| -> Option<IntCC> {
-                    Some(match op {
-                        BinOp::IEq => IntCC::Equal,
-                        BinOp::INe => IntCC::NotEqual,
-                        BinOp::SLt => IntCC::SignedLessThan,
-                        BinOp::SLe => IntCC::SignedLessThanOrEqual,
-                        BinOp::SGt => IntCC::SignedGreaterThan,
-                        BinOp::SGe => IntCC::SignedGreaterThanOrEqual,
-                        BinOp::ULt => IntCC::UnsignedLessThan,
-                        BinOp::ULe => IntCC::UnsignedLessThanOrEqual,
-                        BinOp::UGt => IntCC::UnsignedGreaterThan,
-                        BinOp::UGe => IntCC::UnsignedGreaterThanOrEqual,
-                        _ => return None,
-                    })
-                };
-                let v: [Value; CHUNKS] = if let Some(cc) = fcmp(op) {
-                    let (x, y) = (self.load(a, F32X4), self.load(b, F32X4));
-                    let one = self.splat(1);
-                    std::array::from_fn(|j| {
-                        let c = self.b.ins().fcmp(cc, x[j], y[j]);
-                        self.b.ins().band(c, one)
-                    })
-                } else if let Some(cc) = icmp(op) {
-                    let (x, y) = (self.load(a, I32X4), self.load(b, I32X4));
-                    let one = self.splat(1);
-                    std::array::from_fn(|j| {
-                        let c = self.b.ins().icmp(cc, x[j], y[j]);
-                        self.b.ins().band(c, one)
-                    })
-                } else if op == BinOp::FStep {
-                    // `x >= edge`: b >= a.
-                    let (e, x) = (self.load(a, F32X4), self.load(b, F32X4));
-                    let one = self.splat(1.0f32.to_bits());
-                    std::array::from_fn(|j| {
-                        let c = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x[j], e[j]);
-                        self.b.ins().band(c, one)
-                    })
-                } else {
-                    let float = matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv);
-                    let int = matches!(
-                        op,
-                        BinOp::IAdd
-                            | BinOp::ISub
-                            | BinOp::IMul
-                            | BinOp::And
-                            | BinOp::Or
-                            | BinOp::Xor
-                            | BinOp::SMin
-                            | BinOp::SMax
-                            | BinOp::UMin
-                            | BinOp::UMax
-                    );
-                    if !float && !int {
-                        let Some(v) = self.unsigned_binary(op, a, b) else {
-                            return false;
-                        };
-                        self.store(dst, v);
-                        return true;
-                    }
-                    let ty = if float { F32X4 } else { I32X4 };
-                    let (x, y) = (self.load(a, ty), self.load(b, ty));
-                    std::array::from_fn(|j| {
-                        let (x, y) = (x[j], y[j]);
-                        let i = self.b.ins();
-                        match op {
-                            BinOp::FAdd => i.fadd(x, y),
-                            BinOp::FSub => i.fsub(x, y),
-                            BinOp::FMul => i.fmul(x, y),
-                            BinOp::FDiv => i.fdiv(x, y),
-                            BinOp::IAdd => i.iadd(x, y),
-                            BinOp::ISub => i.isub(x, y),
-                            BinOp::IMul => i.imul(x, y),
-                            BinOp::And => i.band(x, y),
-                            BinOp::Or => i.bor(x, y),
-                            BinOp::Xor => i.bxor(x, y),
-                            BinOp::SMin => i.smin(x, y),
-                            BinOp::SMax => i.smax(x, y),
-                            BinOp::UMin => i.umin(x, y),
-                            _ => i.umax(x, y),
-                        }
-                    })
-                };
-                self.store(dst, v);
-            }
-            Inst::BufferLen { dst, slot } => {
-                let Some(v) = self.buffer_len(slot) else {
-                    return false;
-                };
-                self.store(dst, v);
-            }
-            Inst::Ternary { op, dst, a, b, c } => {
-                let v: [Value; CHUNKS] = match op {
-                    TerOp::Select => {
-                        let (x, y, z) = (
-                            self.load(a, I32X4),
-                            self.load(b, I32X4),
-                            self.load(c, I32X4),
-                        );
-                        std::array::from_fn(|j| {
-                            let on = self.vcmp0(IntCC::NotEqual, x[j]);
-                            self.b.ins().bitselect(on, y[j], z[j])
-                        })
-                    }
-                    TerOp::Fma if self.native.fma => {
-                        let (x, y, z) = (
-                            self.load(a, F32X4),
-                            self.load(b, F32X4),
-                            self.load(c, F32X4),
-                        );
-                        std::array::from_fn(|j| self.b.ins().fma(x[j], y[j], z[j]))
-                    }
-                    TerOp::Mix => {
-                        // a * (1 - c) + b * c, rounded after each operation.
-                        let (x, y, t) = (
-                            self.load(a, F32X4),
-                            self.load(b, F32X4),
-                            self.load(c, F32X4),
-                        );
-                        let one = self.b.ins().f32const(1.0);
-                        let one = self.b.ins().splat(F32X4, one);
-                        std::array::from_fn(|j| {
-                            let i = self.b.ins();
-                            let s = i.fsub(one, t[j]);
-                            let p = self.b.ins().fmul(x[j], s);
-                            let q = self.b.ins().fmul(y[j], t[j]);
-                            self.b.ins().fadd(p, q)
-                        })
-                    }
-                    TerOp::SClamp | TerOp::UClamp => {
-                        let (x, lo, hi) = (
-                            self.load(a, I32X4),
-                            self.load(b, I32X4),
-                            self.load(c, I32X4),
-                        );
-                        let signed = op == TerOp::SClamp;
-                        std::array::from_fn(|j| {
-                            if signed {
-                                let m = self.b.ins().smax(x[j], lo[j]);
-                                self.b.ins().smin(m, hi[j])
-                            } else {
-                                let m = self.b.ins().umax(x[j], lo[j]);
-                                self.b.ins().umin(m, hi[j])
-                            }
-                        })
-                    }
-                    _ => return false,
-                };
-                self.store(dst, v);
-            }
-            _ => return false,
-        }
-        true
     }
 }
