@@ -469,6 +469,9 @@ struct Gen<'a, 'f> {
     /// chunks in the register file (written there only where the interpreter's code, the
     /// pipeline or a barrier's resumption reads it).
     scalars: Vec<Option<Variable>>,
+    /// Per register: for a promoted one (`promoted_registers`), a variable per chunk
+    /// instead of the register file.
+    promoted: Vec<Option<[Variable; CHUNKS]>>,
     uniform: &'a uniform::Uniform,
     /// The registers the pipeline reads after the program.
     outputs: &'a [u32],
@@ -594,6 +597,63 @@ fn arith(b: &mut FunctionBuilder, op: BinOp, x: Value, y: Value) -> Option<Value
     })
 }
 
+/// Registers compiled code keeps as machine-register variables (four chunks each) rather
+/// than in the register file: per-lane variables a loop stores to (their values go round the
+/// loop), that are no outputs, in programs without barriers — at most two, as four vector
+/// registers each are a quarter of the machine's sixteen (more made the register allocator
+/// spill a loop's values). Reads by the interpreter's code see them written to the
+/// register file first (`materialize`).
+fn promoted_registers(code: &Code, outputs: &[u32], uniform: &uniform::Uniform) -> Vec<bool> {
+    const MOST: usize = 2;
+    let mut out = Vec::new();
+    if code.ops.iter().any(|op| matches!(op, Op::Barrier)) {
+        return out;
+    }
+    // Registers some instruction reads or writes as part of a range (texture coordinates,
+    // results, local arrays): never promoted.
+    let (mut read, mut written) = (Vec::new(), Vec::new());
+    for inst in &code.insts {
+        liveness::inst_regs(inst, &mut |r, n| read.push((r, n)), &mut |r, n| {
+            written.push((r, n))
+        });
+    }
+    let ranged: std::collections::HashSet<u32> = read
+        .into_iter()
+        .chain(written)
+        .filter(|&(_, n)| n > 1)
+        .flat_map(|(r, n)| r.0..r.0 + n)
+        .collect();
+    let mut depth = 0usize;
+    let mut chosen = Vec::new();
+    for op in &code.ops {
+        match *op {
+            Op::Loop { .. } => depth += 1,
+            Op::LoopEnd => depth -= 1,
+            Op::Run { start, len, .. } if depth > 0 => {
+                for inst in &code.insts[start as usize..(start + len) as usize] {
+                    if let Inst::Store { dst, .. } = *inst
+                        && !uniform.is_uniform(dst)
+                        && !outputs.contains(&dst.0)
+                        && !ranged.contains(&dst.0)
+                        && !chosen.contains(&dst.0)
+                        && chosen.len() < MOST
+                    {
+                        chosen.push(dst.0);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for r in chosen {
+        if out.len() <= r as usize {
+            out.resize(r as usize + 1, false);
+        }
+        out[r as usize] = true;
+    }
+    out
+}
+
 /// The register an ALU instruction (one `uniform` can find uniform) writes.
 fn alu_dst(inst: &Inst) -> Option<Reg> {
     match *inst {
@@ -691,6 +751,23 @@ impl<'a, 'f> Gen<'a, 'f> {
                 })
             })
             .collect();
+        // Loop-carried per-lane variables kept in machine registers (their chunks read from
+        // the register file once, at entry).
+        let promoted: Vec<Option<[Variable; CHUNKS]>> = promoted_registers(code, outputs, uniform)
+            .into_iter()
+            .enumerate()
+            .map(|(r, yes)| {
+                yes.then(|| {
+                    std::array::from_fn(|j| {
+                        let var = b.declare_var(types::I32X4);
+                        let off = r as i32 * REG_BYTES + 16 * j as i32;
+                        let v = b.ins().load(types::I32X4, reg_flags(), regs, off);
+                        b.def_var(var, v);
+                        var
+                    })
+                })
+            })
+            .collect();
         let blocks: Vec<Block> = (0..code.ops.len()).map(|_| b.create_block()).collect();
         let exhausted = b.create_block();
         // Resuming after a barrier: the saved masks and frames, then the op after it.
@@ -758,6 +835,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             ends,
             uses,
             scalars,
+            promoted,
             uniform,
             outputs,
             ptr,
@@ -1283,6 +1361,20 @@ impl<'a, 'f> Gen<'a, 'f> {
             };
             return [v; CHUNKS];
         }
+        if let Some(vars) = self.promoted_vars(r) {
+            let mut v = [None; CHUNKS];
+            for j in self.chunks.clone() {
+                let x = self.b.use_var(vars[j]);
+                v[j] = Some(if ty == types::I32X4 {
+                    x
+                } else {
+                    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                    self.b.ins().bitcast(ty, flags, x)
+                });
+            }
+            let any = v[self.chunks.start].expect("a chunk is being generated");
+            return v.map(|x| x.unwrap_or(any));
+        }
         let mut v = [None; CHUNKS];
         for j in self.chunks.clone() {
             v[j] = Some(match self.cache.get(&(r.0, j)).copied() {
@@ -1324,6 +1416,18 @@ impl<'a, 'f> Gen<'a, 'f> {
                     x
                 };
                 self.b.def_var(var, x);
+            }
+            return;
+        }
+        if let Some(vars) = self.promoted_vars(r) {
+            for j in self.chunks.clone() {
+                let x = if self.b.func.dfg.value_type(v[j]) == types::I32X4 {
+                    v[j]
+                } else {
+                    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                    self.b.ins().bitcast(types::I32X4, flags, v[j])
+                };
+                self.b.def_var(vars[j], x);
             }
             return;
         }

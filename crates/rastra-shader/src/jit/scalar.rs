@@ -11,6 +11,11 @@ use super::{CHUNKS, Gen, REG_BYTES, arith, float_cc, int_cc, is_float_arith, reg
 use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
 
 impl Gen<'_, '_> {
+    /// The chunk variables of register `r`, if it is promoted.
+    pub(super) fn promoted_vars(&self, r: Reg) -> Option<[Variable; CHUNKS]> {
+        self.promoted.get(r.0 as usize).copied().flatten()
+    }
+
     /// The scalar variable of register `r`, if it is uniform.
     pub(super) fn scalar_var(&self, r: Reg) -> Option<Variable> {
         self.scalars.get(r.0 as usize).copied().flatten()
@@ -52,6 +57,15 @@ impl Gen<'_, '_> {
     /// Writes uniform register `r`'s value to every lane of it in the register file, for
     /// code that reads the register file (the interpreter's, the pipeline, a resumption).
     pub(super) fn materialize(&mut self, r: Reg) {
+        if let Some(vars) = self.promoted_vars(r) {
+            // A promoted register's chunks, as they are.
+            for (j, var) in vars.into_iter().enumerate() {
+                let v = self.b.use_var(var);
+                let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
+                self.b.ins().store(reg_flags(), v, self.regs, off);
+            }
+            return;
+        }
         if self.scalar_var(r).is_none() {
             return;
         }

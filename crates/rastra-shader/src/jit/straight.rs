@@ -98,10 +98,18 @@ impl Gen<'_, '_> {
         self.call_interpreter(index, mask, effects);
         for (r, n) in writes {
             for k in 0..n {
-                if let Some(var) = self.scalar_var(Reg(r.0 + k)) {
-                    let off = (r.0 + k) as i32 * REG_BYTES;
+                let r = Reg(r.0 + k);
+                if let Some(var) = self.scalar_var(r) {
+                    let off = r.0 as i32 * REG_BYTES;
                     let v = self.b.ins().load(types::I32, reg_flags(), self.regs, off);
                     self.b.def_var(var, v);
+                }
+                if let Some(vars) = self.promoted_vars(r) {
+                    for (j, var) in vars.into_iter().enumerate() {
+                        let off = r.0 as i32 * REG_BYTES + 16 * j as i32;
+                        let v = self.b.ins().load(types::I32X4, reg_flags(), self.regs, off);
+                        self.b.def_var(var, v);
+                    }
                 }
             }
         }
