@@ -728,21 +728,9 @@ impl<'a, 'f> Gen<'a, 'f> {
                 d: i32_var(&mut b, zero),
             })
             .collect();
-        let num_regs = code
-            .insts
-            .iter()
-            .map(|inst| {
-                let (mut read, mut written) = (0u32, 0u32);
-                liveness::inst_regs(inst, &mut |r, n| read = read.max(r.0 + n), &mut |r, n| {
-                    written = written.max(r.0 + n)
-                });
-                read.max(written)
-            })
-            .max()
-            .unwrap_or(0);
         // Every scalar starts defined (as 0): an undefined use cannot happen in code from
         // the front end (uniform registers are written before they are read).
-        let scalars: Vec<Option<Variable>> = (0..num_regs)
+        let scalars: Vec<Option<Variable>> = (0..uniform.registers() as u32)
             .map(|r| {
                 uniform.is_uniform(Reg(r)).then(|| {
                     let var = b.declare_var(types::I32);

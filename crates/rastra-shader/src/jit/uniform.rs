@@ -57,40 +57,29 @@ struct Frame {
 impl Uniform {
     /// The analysis of `code`, whose results the pipeline reads from `outputs`.
     pub fn new(code: &Code, outputs: &[u32], uses: &RegUses) -> Uniform {
-        let mut regs = 0usize;
-        let mut first_read: Vec<Option<usize>> = Vec::new();
-        let mut first_write: Vec<Option<usize>> = Vec::new();
-        let grow = |r: usize, fr: &mut Vec<Option<usize>>, fw: &mut Vec<Option<usize>>| {
-            if r >= fr.len() {
-                fr.resize(r + 1, None);
-                fw.resize(r + 1, None);
-            }
-        };
+        // Per register: the first instruction reading it and the first writing it.
+        let mut first: Vec<[Option<usize>; 2]> = Vec::new();
         for (i, inst) in code.insts.iter().enumerate() {
             let (mut reads, mut writes) = (Vec::new(), Vec::new());
             inst_regs(inst, &mut |r, n| reads.push((r, n)), &mut |r, n| {
                 writes.push((r, n))
             });
-            for (list, first) in [(&reads, 0), (&writes, 1)] {
-                for &(r, n) in list {
-                    for k in 0..n as usize {
-                        let r = r.0 as usize + k;
-                        grow(r, &mut first_read, &mut first_write);
-                        let slot = if first == 0 {
-                            &mut first_read[r]
-                        } else {
-                            &mut first_write[r]
-                        };
-                        slot.get_or_insert(i);
-                        regs = regs.max(r + 1);
+            for (side, list) in [reads, writes].into_iter().enumerate() {
+                for (r, n) in list {
+                    for r in r.0 as usize..(r.0 + n) as usize {
+                        if r >= first.len() {
+                            first.resize(r + 1, [None; 2]);
+                        }
+                        first[r][side].get_or_insert(i);
                     }
                 }
             }
         }
         // Written, and never read before the first write (instruction order is program
         // order except for loops' back edges, which a first read cannot come by).
-        let mut uniform: Vec<bool> = (0..regs)
-            .map(|r| match (first_read[r], first_write[r]) {
+        let mut uniform: Vec<bool> = first
+            .iter()
+            .map(|&[read, write]| match (read, write) {
                 (_, None) => false,
                 (Some(read), Some(write)) => write <= read,
                 (None, Some(_)) => true,
@@ -112,6 +101,11 @@ impl Uniform {
     /// active there, so a masked write there may write every lane.
     pub fn uniform_control(&self, pc: usize) -> bool {
         self.control.get(pc).copied().unwrap_or(false)
+    }
+
+    /// Registers the program's instructions name (the analysis covers `0..registers()`).
+    pub fn registers(&self) -> usize {
+        self.uniform.len()
     }
 
     pub fn is_uniform(&self, r: Reg) -> bool {
