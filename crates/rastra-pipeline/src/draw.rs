@@ -1,8 +1,11 @@
-//! One draw through the whole pipeline — the part of the command processor that runs a
-//! draw (T2/T3 → T9). The front end (`front_end`: input assembly, vertex batches, clip,
-//! setup, binning, chunk by chunk on the workers) fills per-chunk triangle storage and tile
-//! bins; the back end then walks the tiles, each one independently on any worker,
-//! rasterizing its bins in API order into quads that go through the pixel pipeline.
+//! Draws through the whole pipeline — the part of the command processor that runs them
+//! (T2/T3 → T9), a batch of consecutive draws at a time (several draws in flight, as
+//! OpenSWR keeps several draw contexts). The front end (`front_end`: input assembly, vertex
+//! batches, clip, setup, binning, chunk by chunk on the workers, the chunks of every draw
+//! of the batch in one stream) fills per-chunk triangle storage and tile bins; the back end
+//! then walks the tiles, each one independently on any worker, rasterizing its bins draw
+//! after draw, each draw's in API order, into quads that go through that draw's pixel
+//! pipeline.
 
 use std::fmt;
 use std::ops::Range;
@@ -17,7 +20,7 @@ use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
-use crate::front_end::{Chunk, FrontEndOutput, front_end};
+use crate::front_end::{Chunk, FrontEndOutput, TexelLog, front_end};
 use crate::hiz::{HiZBuffer, HiZMode, block_index, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
@@ -195,22 +198,28 @@ impl From<ExecError> for DrawError {
     }
 }
 
-/// Runs one draw: the front end's chunks and the back end's tiles on `workers`.
-/// `budget` is the shader instruction budget left for the submission; `l2` is the
+/// Runs a batch of draws, in API order, into one framebuffer: the front end's chunks of
+/// every draw, then the back end's tiles, each tile walking the draws one after the other
+/// (several draws in flight: a batch of small draws shares the workers as one big draw
+/// would). `budget` is the shader instruction budget left for the submission; `l2` is the
 /// device's texture L2, shared by every texture unit (see `cores::account_texels`).
-pub fn draw(
-    call: &DrawCall<'_>,
+/// `counters` has one entry per draw and receives that draw's statistics: the same
+/// figures as running the draws one batch each, except where a draw's triangles reach
+/// the back end in several runs (each run counts its tiles again).
+pub fn draw_batch(
+    calls: &[DrawCall<'_>],
     fb: &mut Framebuffer<'_>,
     workers: &Workers,
     l2: &mut L2Cache,
     budget: &mut u64,
-    counters: &mut Counters,
-) -> Result<DrawOutput, DrawError> {
+    counters: &mut [Counters],
+) -> Result<Vec<DrawOutput>, DrawError> {
+    assert_eq!(calls.len(), counters.len(), "one counter table per draw");
     let (width, height) = (fb.width, fb.height);
     let texel_cache = *l2.config();
-    let mut out = DrawOutput::default();
+    let mut out = vec![DrawOutput::default(); calls.len()];
     front_end(
-        call,
+        calls,
         width,
         height,
         workers,
@@ -218,15 +227,7 @@ pub fn draw(
         budget,
         counters,
         &mut |front, budget, counters| {
-            // The vertex shaders' texel traffic reaches the L2 before the pixels', batch by
-            // batch.
-            for chunk in front.chunks.iter_mut() {
-                for texels in chunk.texels.drain(..) {
-                    account_texels(texels, l2, counters);
-                }
-            }
-            out.samples_passed += back_end(call, fb, &front, workers, l2, budget, counters)?;
-            Ok(())
+            back_end(calls, fb, front, workers, l2, budget, counters, &mut out)
         },
     )?;
     Ok(out)
@@ -239,85 +240,144 @@ pub struct DrawOutput {
     pub samples_passed: u64,
 }
 
+/// One draw's share of a back-end run: its chunks and its depth and Hi-Z set-up.
+struct Segment<'c> {
+    draw: usize,
+    chunks: &'c [Chunk],
+    lists: TileLists,
+    /// Whether the draw tests blocks against the Hi-Z bounds and refreshes them, and what
+    /// the bounds mean for it (fixed when its run begins, in API order).
+    hiz_test: bool,
+    hiz_refresh: bool,
+    hiz_mode: HiZMode,
+}
+
+/// What one tile produced for one draw: its counters, the pixel texture unit's traffic and
+/// the samples that passed.
+type TileResult = (usize, Counters, Option<TexelLog>, u64);
+
+#[allow(clippy::too_many_arguments)]
 fn back_end(
-    call: &DrawCall<'_>,
+    calls: &[DrawCall<'_>],
     fb: &mut Framebuffer<'_>,
-    front: &FrontEndOutput<'_>,
+    front: FrontEndOutput<'_>,
     workers: &Workers,
     l2: &mut L2Cache,
     budget: &mut u64,
-    counters: &mut Counters,
-) -> Result<u64, DrawError> {
-    let p = call.pipeline;
-    let chunks: &[Chunk] = front.chunks;
-    if chunks.iter().all(|c| c.triangles.is_empty()) {
-        return Ok(0);
+    counters: &mut [Counters],
+    out: &mut [DrawOutput],
+) -> Result<(), DrawError> {
+    // The runs of chunks of each draw, in API order.
+    let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    for (k, chunk) in front.chunks.iter().enumerate() {
+        match runs.last_mut() {
+            Some((d, r)) if *d == chunk.draw => r.end = k + 1,
+            _ => runs.push((chunk.draw, k..k + 1)),
+        }
     }
-    let words = p.varying_words as usize;
+    // The vertex shaders' texel traffic reaches the L2 before the pixels', draw by draw:
+    // taken out of the chunks now, replayed in the merge below.
+    let mut vertex_texels: Vec<Vec<TexelLog>> = runs
+        .iter()
+        .map(|(_, r)| {
+            front.chunks[r.clone()]
+                .iter_mut()
+                .flat_map(|c| c.texels.drain(..))
+                .collect()
+        })
+        .collect();
+    let chunks: &[Chunk] = front.chunks;
     let width = fb.width;
     let samples = fb.samples;
     let texel_cache = *l2.config();
     // The surfaces, shared by the tile workers (each writes only inside its own tile).
-    let colors: Vec<Option<(Rop, SharedSurface<'_>, SurfaceLayout)>> = fb
+    let colors: Vec<Option<(SharedSurface<'_>, SurfaceLayout)>> = fb
         .colors
         .iter_mut()
-        .zip(&p.desc.targets)
-        .map(|(surface, state)| match (surface, state) {
-            (Some(surface), Some(state)) => Some((
-                Rop::new(*state, call.blend_constant.to_array()),
-                SharedSurface::new(&mut *surface.data),
-                surface.layout,
-            )),
-            _ => None,
+        .map(|surface| {
+            surface
+                .as_mut()
+                .map(|s| (SharedSurface::new(&mut *s.data), s.layout))
         })
         .collect();
-    // The depth surface, and hierarchical Z: whether this draw tests against the bounds and
-    // whether it must refresh them (it may write depth).
-    #[allow(clippy::type_complexity)]
-    let (depth, (hiz_test, hiz_refresh, hiz)): (
+    // The depth surface and hierarchical Z: each draw's test and refresh decided in API
+    // order before any tile runs.
+    let (depth, hiz): (
         Option<(TextureFormat, SharedSurface<'_>, SurfaceLayout)>,
-        (bool, bool, Option<&HiZBuffer>),
-    ) = match (fb.depth.as_mut(), &p.desc.depth_stencil) {
-        (Some(target), Some(ds)) => {
+        Option<&mut HiZBuffer>,
+    ) = match fb.depth.as_mut() {
+        Some(target) => {
             let crate::memory::DepthTarget {
                 format,
                 data,
                 layout,
                 hiz,
             } = target;
-            let writes = ds.depth_write_enabled && p.depth_mode != DepthMode::Off;
-            let test = hiz.begin_draw(ds.depth_compare, writes)
-                && matches!(
-                    p.depth_mode,
-                    DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
-                );
-            let refresh = writes && matches!(hiz.mode, HiZMode::Max | HiZMode::Min);
             (
                 Some((*format, SharedSurface::new(data), *layout)),
-                (test, refresh, Some(&**hiz)),
+                Some(&mut **hiz),
             )
         }
-        _ => (None, (false, false, None)),
+        None => (None, None),
     };
-    let depth_range = [
-        call.viewport.min_depth.min(call.viewport.max_depth),
-        call.viewport.min_depth.max(call.viewport.max_depth),
-    ];
+    let mut hiz = hiz;
+    let segments: Vec<Segment<'_>> = runs
+        .iter()
+        .map(|(d, r)| {
+            let p = calls[*d].pipeline;
+            let (mut hiz_test, mut hiz_refresh, mut hiz_mode) = (false, false, HiZMode::Off);
+            if let (Some(h), Some(ds), Some(_)) =
+                (hiz.as_deref_mut(), &p.desc.depth_stencil, depth.as_ref())
+            {
+                let writes = ds.depth_write_enabled && p.depth_mode != DepthMode::Off;
+                hiz_test = h.begin_draw(ds.depth_compare, writes)
+                    && matches!(
+                        p.depth_mode,
+                        DepthMode::EarlyTestWrite | DepthMode::EarlyTestLateWrite
+                    );
+                hiz_refresh = writes && matches!(h.mode, HiZMode::Max | HiZMode::Min);
+                hiz_mode = h.mode;
+            }
+            let bins: Vec<&ChunkBins> = chunks[r.clone()].iter().map(|c| &c.bins).collect();
+            Segment {
+                draw: *d,
+                chunks: &chunks[r.clone()],
+                lists: TileLists::new(front.grid.count(), &bins),
+                hiz_test,
+                hiz_refresh,
+                hiz_mode,
+            }
+        })
+        .collect();
+    let hiz: Option<&HiZBuffer> = hiz.map(|h| &*h);
+    // Every tile some draw of the run has triangles in, in tile order.
+    let mut used = vec![false; front.grid.count()];
+    for s in &segments {
+        for t in s.lists.used() {
+            used[t] = true;
+        }
+    }
+    let tiles: Vec<usize> = (0..used.len()).filter(|&t| used[t]).collect();
     let pattern = SamplePattern::for_count(samples);
-    let bins: Vec<&ChunkBins> = chunks.iter().map(|c| &c.bins).collect();
-    let lists = TileLists::new(front.grid.count(), &bins);
-    let tiles: Vec<usize> = lists.used().collect();
     let shared_budget = AtomicU64::new(*budget);
-    let textured = call.fragment_resources.uses_textures();
-    let new_pipe = || {
+    // Draw `d`'s pixel pipeline on a worker, made the first time the worker meets the draw.
+    let new_pipe = |d: usize| {
+        let call = &calls[d];
+        let p = call.pipeline;
+        let depth_range = [
+            call.viewport.min_depth.min(call.viewport.max_depth),
+            call.viewport.min_depth.max(call.viewport.max_depth),
+        ];
         let colors = colors
             .iter()
-            .map(|c| {
-                c.as_ref().map(|(rop, surface, layout)| ColorSurface {
-                    rop: *rop,
+            .zip(&p.desc.targets)
+            .map(|(c, state)| match (c, state) {
+                (Some((surface, layout)), Some(state)) => Some(ColorSurface {
+                    rop: Rop::new(*state, call.blend_constant.to_array()),
                     data: surface,
                     layout: *layout,
-                })
+                }),
+                _ => None,
             })
             .collect();
         let depth = depth.as_ref().zip(p.desc.depth_stencil.as_ref()).map(
@@ -343,115 +403,151 @@ fn back_end(
             texel_cache,
         )
     };
-    let results = workers.map_init(tiles.len(), new_pipe, |pixels, k| {
-        let t = tiles[k];
-        let rect = front.grid.tile_rect(t);
-        let mut counters = Counters {
-            tiles_rasterized: 1,
-            ..Counters::default()
-        };
-        // Each tile's pixel work runs on a shader core whose texture L1 starts empty, so
-        // the cache figures do not depend on which worker took which tiles.
-        if textured {
-            pixels.unit.invalidate_l1();
-        }
-        let start = shared_budget.load(Ordering::Relaxed);
-        let mut local = start;
-        let mut result = Ok(());
-        // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
-        let mut bounds = hiz.map(|h| h.tile(t));
-        let list = lists.tile(t);
-        for (n, &(c, index)) in list.iter().enumerate() {
-            if let Some(&(c, index)) = list.get(n + PREFETCH_AHEAD) {
-                prefetch(&chunks[c as usize].triangles[index as usize]);
-            }
-            let chunk = &chunks[c as usize];
-            let tri = &chunk.triangles[index as usize];
-            let attrs = chunk.attrs_of(tri, words);
-            let test = |bx: u32, by: u32| {
-                let (Some(h), Some(b), Some(ds), Some((format, _, _))) = (
-                    hiz,
-                    bounds.as_deref(),
-                    p.desc.depth_stencil.as_ref(),
-                    depth.as_ref(),
-                ) else {
-                    return true;
-                };
-                let (zmin, zmax) = block_depth_range(tri, bx, by);
-                let q = |z: f32| format.quantize_depth(z.clamp(depth_range[0], depth_range[1]));
-                !rejects(
-                    h.mode,
-                    ds.depth_compare,
-                    b[block_index(bx, by)],
-                    zmin,
-                    zmax,
-                    q,
-                )
-            };
-            rasterize(
-                tri,
-                &rect,
-                &pattern,
-                front.viewport_bounds.as_ref(),
-                hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
-                &mut counters,
-                |raster, counters| {
-                    if result.is_ok() {
-                        result = match raster {
-                            Rasterized::Quad(quad) => {
-                                pixels.push(tri, attrs, quad, &mut local, counters)
-                            }
-                            Rasterized::Block { x, y } => {
-                                pixels.push_block(tri, attrs, x, y, &mut local, counters)
-                            }
-                        };
+    let results = if tiles.is_empty() {
+        Vec::new()
+    } else {
+        workers.map_init(
+            tiles.len(),
+            || -> Vec<Option<PixelPipe<'_, '_>>> { segments.iter().map(|_| None).collect() },
+            |pipes, k| -> Result<Vec<TileResult>, DrawError> {
+                let t = tiles[k];
+                let rect = front.grid.tile_rect(t);
+                // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
+                let mut bounds = hiz.map(|h| h.tile(t));
+                let mut tile_results = Vec::new();
+                for (s, seg) in segments.iter().enumerate() {
+                    let list = seg.lists.tile(t);
+                    if list.is_empty() {
+                        continue;
                     }
-                },
-            );
-            if result.is_err() {
-                break;
+                    let call = &calls[seg.draw];
+                    let p = call.pipeline;
+                    let words = p.varying_words as usize;
+                    let textured = call.fragment_resources.uses_textures();
+                    let pixels = pipes[s].get_or_insert_with(|| new_pipe(seg.draw));
+                    let mut counters = Counters {
+                        tiles_rasterized: 1,
+                        ..Counters::default()
+                    };
+                    // Each tile's pixel work runs on a shader core whose texture L1 starts
+                    // empty, so the cache figures do not depend on which worker took which
+                    // tiles.
+                    if textured {
+                        pixels.unit.invalidate_l1();
+                    }
+                    let depth_range = [
+                        call.viewport.min_depth.min(call.viewport.max_depth),
+                        call.viewport.min_depth.max(call.viewport.max_depth),
+                    ];
+                    let start = shared_budget.load(Ordering::Relaxed);
+                    let mut local = start;
+                    let mut result = Ok(());
+                    for (n, &(c, index)) in list.iter().enumerate() {
+                        if let Some(&(c, index)) = list.get(n + PREFETCH_AHEAD) {
+                            prefetch(&seg.chunks[c as usize].triangles[index as usize]);
+                        }
+                        let chunk = &seg.chunks[c as usize];
+                        let tri = &chunk.triangles[index as usize];
+                        let attrs = chunk.attrs_of(tri, words);
+                        let test = |bx: u32, by: u32| {
+                            let (Some(b), Some(ds), Some((format, _, _))) = (
+                                bounds.as_deref(),
+                                p.desc.depth_stencil.as_ref(),
+                                depth.as_ref(),
+                            ) else {
+                                return true;
+                            };
+                            let (zmin, zmax) = block_depth_range(tri, bx, by);
+                            let q = |z: f32| {
+                                format.quantize_depth(z.clamp(depth_range[0], depth_range[1]))
+                            };
+                            !rejects(
+                                seg.hiz_mode,
+                                ds.depth_compare,
+                                b[block_index(bx, by)],
+                                zmin,
+                                zmax,
+                                q,
+                            )
+                        };
+                        rasterize(
+                            tri,
+                            &rect,
+                            &pattern,
+                            front.viewport_bounds[seg.draw].as_ref(),
+                            seg.hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
+                            &mut counters,
+                            |raster, counters| {
+                                if result.is_ok() {
+                                    result = match raster {
+                                        Rasterized::Quad(quad) => {
+                                            pixels.push(tri, attrs, quad, &mut local, counters)
+                                        }
+                                        Rasterized::Block { x, y } => pixels
+                                            .push_block(tri, attrs, x, y, &mut local, counters),
+                                    };
+                                }
+                            },
+                        );
+                        if result.is_err() {
+                            break;
+                        }
+                    }
+                    if result.is_ok() {
+                        result = pixels.flush(&mut local, &mut counters);
+                    }
+                    let wrote = pixels
+                        .depth
+                        .as_mut()
+                        .is_some_and(|d| std::mem::take(&mut d.wrote));
+                    if let (true, true, Some(b), Some((format, surface, layout))) = (
+                        seg.hiz_refresh,
+                        wrote,
+                        bounds.as_deref_mut(),
+                        depth.as_ref(),
+                    ) {
+                        refresh_bounds(b, seg.hiz_mode, &rect, *format, surface, layout, samples);
+                    }
+                    let used = start - local;
+                    let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                        Some(b.saturating_sub(used))
+                    });
+                    let texels = textured.then(|| drain_texture_unit(&mut pixels.unit));
+                    let passed = std::mem::take(&mut pixels.samples_passed);
+                    result?;
+                    tile_results.push((s, counters, texels, passed));
+                }
+                Ok(tile_results)
+            },
+        )
+    };
+    // Merged draw by draw, each in tile order: the same totals (and the same L2 history)
+    // for any number of workers.
+    let mut results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // A tile's entries are in segment order: one cursor per tile.
+    let mut next = vec![0usize; results.len()];
+    for (s, seg) in segments.iter().enumerate() {
+        let d = seg.draw;
+        for texels in vertex_texels[s].drain(..) {
+            account_texels(texels, l2, &mut counters[d]);
+        }
+        for (tile, at) in results.iter_mut().zip(&mut next) {
+            let Some((ts, tile_counters, texels, passed)) = tile.get_mut(*at) else {
+                continue;
+            };
+            if *ts != s {
+                continue;
             }
-        }
-        if result.is_ok() {
-            result = pixels.flush(&mut local, &mut counters);
-        }
-        let wrote = pixels
-            .depth
-            .as_mut()
-            .is_some_and(|d| std::mem::take(&mut d.wrote));
-        if let (true, true, Some(b), Some((format, surface, layout)), Some(h)) = (
-            hiz_refresh,
-            wrote,
-            bounds.as_deref_mut(),
-            depth.as_ref(),
-            hiz,
-        ) {
-            refresh_bounds(b, h.mode, &rect, *format, surface, layout, samples);
-        }
-        drop(bounds);
-        let used = start - local;
-        let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-            Some(b.saturating_sub(used))
-        });
-        let texels = textured.then(|| drain_texture_unit(&mut pixels.unit));
-        let passed = std::mem::take(&mut pixels.samples_passed);
-        result
-            .map(|()| (counters, texels, passed))
-            .map_err(DrawError::from)
-    });
-    // Merged in tile order: the same totals (and the same L2 history) for any number of
-    // workers.
-    let mut samples_passed = 0;
-    for r in results {
-        let (tile, texels, passed) = r?;
-        counters.accumulate(&tile);
-        samples_passed += passed;
-        if let Some(texels) = texels {
-            account_texels(texels, l2, counters);
+            *at += 1;
+            counters[d].accumulate(tile_counters);
+            out[d].samples_passed += *passed;
+            if let Some(texels) = texels.take() {
+                account_texels(texels, l2, &mut counters[d]);
+            }
         }
     }
     *budget = shared_budget.load(Ordering::Relaxed);
-    Ok(samples_passed)
+    Ok(())
 }
 
 /// How many entries ahead of the one being rasterized a tile's walk asks for a triangle.

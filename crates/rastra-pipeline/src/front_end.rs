@@ -1,20 +1,22 @@
-//! A draw's front end, spread over the workers (BRIEF "Work distribution"; OpenSWR's draws
-//! split into chunks any worker runs; the primitive distributor of T5/T6-era GPUs that hands
-//! batches to several geometry front ends).
+//! The front end of a batch of draws, spread over the workers (BRIEF "Work distribution";
+//! OpenSWR's draws split into chunks any worker runs; the primitive distributor of
+//! T5/T6-era GPUs that hands batches to several geometry front ends).
 //!
-//! The draw's primitive stream — every instance's positions (list triangles or strip
+//! Each draw's primitive stream — every instance's positions (list triangles or strip
 //! indices, see [`Assembly`]) one after the other — is cut into chunks of
-//! [`CHUNK_POSITIONS`]. A chunk is one job for any worker: input assembly, vertex batches
-//! (a chunk starts a new batch, as an instance does), vertex shading on the worker's shader
-//! core, clipping, setup, and binning of its triangles into its own tile bins. The cuts are
-//! fixed by positions, never by threads, so the batches, the statistics and the triangles
-//! are the same however many workers there are.
+//! [`CHUNK_POSITIONS`]; the chunks of the batch's draws, draw after draw, form one stream of
+//! jobs. A chunk is one job for any worker: input assembly, vertex batches (a chunk starts a
+//! new batch, as an instance does), vertex shading on the worker's shader core, clipping,
+//! setup, and binning of its triangles into its own tile bins. The cuts are fixed by
+//! positions, never by threads, so the batches, the statistics and the triangles are the
+//! same however many workers there are.
 //!
-//! Chunks run in groups of [`GROUP_CHUNKS`]; a group's results are merged in chunk order
-//! (statistics, the shader budget). Once [`BACK_END_TRIANGLES`] triangles have been set up
-//! or [`BACK_END_CHUNKS`] chunks are ready (and at the end), the back end consumes the chunks' triangles tile by tile, reading each
-//! tile's bins chunk after chunk — API order — so the triangles are never copied into one
-//! list and a draw's memory stays bounded whatever its size.
+//! Chunks run in groups of [`GROUP_CHUNKS`] (a group may span draws); a group's results are
+//! merged in chunk order (statistics, the shader budget). Once [`BACK_END_TRIANGLES`]
+//! triangles have been set up or [`BACK_END_CHUNKS`] chunks are ready (and at the end), the
+//! back end consumes the chunks' triangles tile by tile, reading each tile's bins chunk
+//! after chunk — API order — so the triangles are never copied into one list and a batch's
+//! memory stays bounded whatever its size.
 
 use rastra_shader::{ExecError, Warp};
 use rastra_stats::Counters;
@@ -52,9 +54,11 @@ const BACK_END_CHUNKS: usize = 256;
 /// The texel-cache figures and L2 log of one vertex batch's shader core.
 pub type TexelLog = (TexelCacheStats, Vec<L2Request>);
 
-/// What the front end produced for one chunk of the draw.
+/// What the front end produced for one chunk of a draw.
 #[derive(Default)]
 pub struct Chunk {
+    /// The draw the chunk belongs to (its index in the batch).
+    pub draw: usize,
     /// The chunk's set-up triangles, in submission order; `Triangle::attrs` indexes `attrs`.
     pub triangles: Vec<Triangle>,
     /// Three vertices' varying words per triangle, in the triangle's vertex order.
@@ -76,7 +80,8 @@ impl Chunk {
         &self.attrs[base..base + 3 * words]
     }
 
-    fn clear(&mut self) {
+    fn clear(&mut self, draw: usize) {
+        self.draw = draw;
         self.triangles.clear();
         self.attrs.clear();
         self.bins.clear();
@@ -87,143 +92,178 @@ impl Chunk {
     }
 }
 
-/// What the back end receives: a run of chunks, in API order.
+/// What the back end receives: a run of chunks, in API order — the chunks of one or more
+/// consecutive draws of the batch (`Chunk::draw` never decreases along the run).
 pub struct FrontEndOutput<'c> {
-    /// The viewport rectangle for per-sample tests, when its edges are fractional.
-    pub viewport_bounds: Option<[Fixed; 4]>,
+    /// Per draw of the batch: the viewport rectangle for per-sample tests, when its edges
+    /// are fractional.
+    pub viewport_bounds: &'c [Option<[Fixed; 4]>],
     pub grid: TileGrid,
     pub chunks: &'c mut [Chunk],
 }
 
 /// Where the front end hands its output: the back end, which consumes the chunks' triangles
-/// (and first replays the vertex batches' texel logs, in order).
+/// (and first replays the vertex batches' texel logs, in order). The counters are the
+/// batch's, one per draw.
 pub type BackEnd<'s> =
-    dyn FnMut(FrontEndOutput<'_>, &mut u64, &mut Counters) -> Result<(), DrawError> + 's;
+    dyn FnMut(FrontEndOutput<'_>, &mut u64, &mut [Counters]) -> Result<(), DrawError> + 's;
 
 /// A worker's vertex front end, made once per piece of work it takes: a batcher and a
-/// shader core with the clipper behind it.
+/// shader core with the clipper behind it (its register file sized per draw's program).
 struct VertexCore {
     batcher: Batcher,
+    warps: Vec<Option<Warp>>,
     core: ShaderCore,
 }
 
 /// A shader core for vertex batches and the clipper that takes its output.
 struct ShaderCore {
-    warp: Warp,
     shaded: ShadedBatch,
     clipper: Clipper,
     unit: TextureUnit,
 }
 
-/// Runs the front end over the whole draw, passing runs of chunks (in API order) to
-/// `back_end` as set-up triangles accumulate, and once at the end.
-#[allow(clippy::too_many_arguments)]
-pub fn front_end(
-    call: &DrawCall<'_>,
-    width: u32,
-    height: u32,
-    workers: &Workers,
-    texel_cache: CacheConfig,
-    budget: &mut u64,
-    counters: &mut Counters,
-    back_end: &mut BackEnd<'_>,
-) -> Result<(), DrawError> {
-    let p = call.pipeline;
-    let prim = &p.desc.primitive;
-    let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
-    let mut setup = SetupState::new(
-        call.viewport,
-        call.scissor,
-        width,
-        height,
-        prim.cull_mode,
-        prim.front_face,
-    );
-    if let Some(ds) = &p.desc.depth_stencil {
-        setup = setup.with_depth_bias(ds.bias, ds.format);
-    }
-    let grid = TileGrid::new(width, height);
-    let words = p.varying_words as usize;
-    // How each attribute word is interpolated (the clipper needs it per word).
-    let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
-    for v in &p.varyings {
-        modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
-    }
-    let textured = call.vertex_resources.uses_textures();
-    let shading = VertexShading {
-        pipeline: p,
-        vertex_buffers: &call.vertex_buffers,
-        resources: call.vertex_resources.resources(),
-        clip_space,
-    };
-    let (source, count) = match call.range {
-        DrawRange::Vertices { first, count } => (IndexSource::Sequential { first }, count),
-        DrawRange::Indexed {
-            first,
-            count,
-            base_vertex,
-        } => {
-            let (data, format) = call
-                .index_buffer
-                .unwrap_or((BufferSlice::EMPTY, IndexFormat::Uint32));
-            (
-                IndexSource::Indexed {
-                    data,
-                    format,
-                    first,
-                    base_vertex,
-                },
-                count,
-            )
-        }
-    };
-    let assembly = Assembly::new(prim.topology, source, count);
-    let per_instance = assembly.positions() as u64;
-    let total = per_instance * call.instances.len() as u64;
-    let chunk_count = total.div_ceil(CHUNK_POSITIONS as u64);
+/// One draw's part of the front end: what its chunks need.
+struct DrawFront<'c> {
+    call: &'c DrawCall<'c>,
+    clip_space: ClipSpace,
+    setup: SetupState,
+    /// How each attribute word is interpolated (the clipper needs it per word).
+    modes: Vec<rastra_shader::Interpolation>,
+    textured: bool,
+    shading: VertexShading<'c>,
+    assembly: Assembly<'c>,
+    /// Positions per instance and in the whole draw.
+    per_instance: u64,
+    total: u64,
+}
 
-    // One vertex batch on a worker's shader core: shade, then clip, cull and set up its
-    // triangles into the chunk.
-    let run_batch = |core: &mut ShaderCore,
-                     instance: u32,
-                     batch: &Batch,
-                     chunk: &mut ChunkParts<'_>,
-                     counters: &mut Counters|
-     -> Result<(), ExecError> {
+impl<'c> DrawFront<'c> {
+    fn new(call: &'c DrawCall<'c>, width: u32, height: u32) -> DrawFront<'c> {
+        let p = call.pipeline;
+        let prim = &p.desc.primitive;
+        let clip_space = ClipSpace::new(&call.viewport, prim.unclipped_depth);
+        let mut setup = SetupState::new(
+            call.viewport,
+            call.scissor,
+            width,
+            height,
+            prim.cull_mode,
+            prim.front_face,
+        );
+        if let Some(ds) = &p.desc.depth_stencil {
+            setup = setup.with_depth_bias(ds.bias, ds.format);
+        }
+        let words = p.varying_words as usize;
+        let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
+        for v in &p.varyings {
+            modes[v.word as usize..(v.word + v.components) as usize].fill(v.interpolation);
+        }
+        let shading = VertexShading {
+            pipeline: p,
+            vertex_buffers: &call.vertex_buffers,
+            resources: call.vertex_resources.resources(),
+            clip_space,
+        };
+        let (source, count) = match call.range {
+            DrawRange::Vertices { first, count } => (IndexSource::Sequential { first }, count),
+            DrawRange::Indexed {
+                first,
+                count,
+                base_vertex,
+            } => {
+                let (data, format) = call
+                    .index_buffer
+                    .unwrap_or((BufferSlice::EMPTY, IndexFormat::Uint32));
+                (
+                    IndexSource::Indexed {
+                        data,
+                        format,
+                        first,
+                        base_vertex,
+                    },
+                    count,
+                )
+            }
+        };
+        let assembly = Assembly::new(prim.topology, source, count);
+        let per_instance = assembly.positions() as u64;
+        DrawFront {
+            call,
+            clip_space,
+            setup,
+            modes,
+            textured: call.vertex_resources.uses_textures(),
+            shading,
+            assembly,
+            per_instance,
+            total: per_instance * call.instances.len() as u64,
+        }
+    }
+
+    fn chunk_count(&self) -> u64 {
+        self.total.div_ceil(CHUNK_POSITIONS as u64)
+    }
+
+    /// One vertex batch on a worker's shader core: shade, then clip, cull and set up its
+    /// triangles into the chunk.
+    fn run_batch(
+        &self,
+        warp: &mut Warp,
+        core: &mut ShaderCore,
+        instance: u32,
+        batch: &Batch,
+        chunk: &mut ChunkParts<'_>,
+        counters: &mut Counters,
+    ) -> Result<(), ExecError> {
         let ShaderCore {
-            warp,
             shaded,
             clipper,
             unit,
         } = core;
-        if textured {
+        if self.textured {
             unit.invalidate_l1();
         }
-        shading.shade(batch, instance, warp, unit, shaded, chunk.budget, counters)?;
+        self.shading
+            .shade(batch, instance, warp, unit, shaded, chunk.budget, counters)?;
         for slots in &batch.prims {
             let s = slots.map(|s| s as usize);
             process_triangle(
-                &setup,
-                &clip_space,
+                &self.setup,
+                &self.clip_space,
                 clipper,
-                &modes,
+                &self.modes,
                 shaded,
                 s,
                 chunk,
                 counters,
             );
         }
-        if textured {
+        if self.textured {
             chunk.texels.push(drain_texture_unit(unit));
         }
         Ok(())
-    };
-    // Chunk `c`: its positions, instance by instance, through batching and `run_batch`,
-    // then binning. Every chunk of a group may use up to the budget left when the group
-    // started; the merge charges them in chunk order, so exhaustion is decided the same
-    // way for any number of threads.
-    let run_chunk = |vertex: &mut VertexCore, c: u64, chunk: &mut Chunk, start_budget: u64| {
-        chunk.clear();
+    }
+
+    /// Chunk `c` of the draw: its positions, instance by instance, through batching and
+    /// `run_batch` on `vertex` (the draw's index in the batch is `d`), then binning. The
+    /// chunk may use up to `start_budget` instructions.
+    fn run_chunk(
+        &self,
+        d: usize,
+        grid: &TileGrid,
+        vertex: &mut VertexCore,
+        c: u64,
+        chunk: &mut Chunk,
+        start_budget: u64,
+    ) {
+        let VertexCore {
+            batcher,
+            warps,
+            core,
+        } = vertex;
+        let warp = warps[d].get_or_insert_with(|| Warp::new(&self.call.pipeline.desc.vertex));
+        let words = self.call.pipeline.varying_words as usize;
         let mut local = start_budget;
         let Chunk {
             triangles,
@@ -234,9 +274,8 @@ pub fn front_end(
             error,
             ..
         } = chunk;
-        let VertexCore { batcher, core } = vertex;
         let mut flat = c * CHUNK_POSITIONS as u64;
-        let end = (flat + CHUNK_POSITIONS as u64).min(total);
+        let end = (flat + CHUNK_POSITIONS as u64).min(self.total);
         // A position ends at most one triangle (clipping aside): room for all of them
         // at once (grown by doubling, every chunk's triangles were copied over and over —
         // 2% of a draw of small triangles).
@@ -252,53 +291,94 @@ pub fn front_end(
                 budget: &mut local,
             };
             while flat < end && error.is_none() {
-                let instance = call.instances.start + (flat / per_instance) as u32;
-                let pos = flat % per_instance;
-                let take = (per_instance - pos).min(end - flat);
+                let instance = self.call.instances.start + (flat / self.per_instance) as u32;
+                let pos = flat % self.per_instance;
+                let take = (self.per_instance - pos).min(end - flat);
                 let mut dispatch = |batch: &Batch, counters: &mut Counters| {
                     if error.is_none()
-                        && let Err(e) = run_batch(core, instance, batch, &mut out, counters)
+                        && let Err(e) =
+                            self.run_batch(warp, core, instance, batch, &mut out, counters)
                     {
                         *error = Some(e);
                     }
                 };
-                assembly.walk(pos as u32..(pos + take) as u32, counters, |t, counters| {
-                    batcher.push(t, counters, &mut dispatch)
-                });
+                self.assembly
+                    .walk(pos as u32..(pos + take) as u32, counters, |t, counters| {
+                        batcher.push(t, counters, &mut dispatch)
+                    });
                 batcher.flush(counters, &mut dispatch);
                 flat += take;
             }
         }
         for (i, tri) in triangles.iter().enumerate() {
-            bins.insert(&grid, i as u32, &tri.bounds, counters);
+            bins.insert(grid, i as u32, &tri.bounds, counters);
         }
         bins.finish();
         chunk.instructions = start_budget - local;
-    };
+    }
+}
+
+/// Runs the front end over a batch of draws (in API order), passing runs of chunks to
+/// `back_end` as set-up triangles accumulate, and once at the end. The chunks of every
+/// draw of the batch are one stream of jobs: the workers take them in groups whatever draw
+/// they belong to, so a batch of small draws keeps every worker busy. `counters` has one
+/// entry per draw.
+#[allow(clippy::too_many_arguments)]
+pub fn front_end(
+    calls: &[DrawCall<'_>],
+    width: u32,
+    height: u32,
+    workers: &Workers,
+    texel_cache: CacheConfig,
+    budget: &mut u64,
+    counters: &mut [Counters],
+    back_end: &mut BackEnd<'_>,
+) -> Result<(), DrawError> {
+    let grid = TileGrid::new(width, height);
+    let draws: Vec<DrawFront<'_>> = calls
+        .iter()
+        .map(|call| DrawFront::new(call, width, height))
+        .collect();
+    let viewport_bounds: Vec<Option<[Fixed; 4]>> =
+        draws.iter().map(|d| d.setup.viewport_bounds).collect();
+    // Every chunk of the batch as (draw, chunk of the draw), in API order.
+    let jobs: Vec<(usize, u64)> = draws
+        .iter()
+        .enumerate()
+        .flat_map(|(d, draw)| (0..draw.chunk_count()).map(move |c| (d, c)))
+        .collect();
 
     // Chunks waiting for the back end (`ready` of them; the rest keep their allocations).
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut ready = 0usize;
     let mut pending_triangles = 0usize;
-    let mut c = 0u64;
-    while c < chunk_count {
-        let n = (chunk_count - c).min(GROUP_CHUNKS as u64) as usize;
+    let mut j = 0usize;
+    while j < jobs.len() {
+        let n = (jobs.len() - j).min(GROUP_CHUNKS);
         if chunks.len() < ready + n {
             chunks.resize_with(ready + n, Chunk::default);
         }
-        let (first, group_budget) = (c, *budget);
+        let (first, group_budget) = (j, *budget);
+        // Every chunk of a group may use up to the budget left when the group started;
+        // the merge charges them in chunk order, so exhaustion is decided the same way for
+        // any number of threads.
         workers.for_each_mut(
             &mut chunks[ready..ready + n],
             || VertexCore {
                 batcher: Batcher::default(),
+                warps: (0..draws.len()).map(|_| None).collect(),
                 core: ShaderCore {
-                    warp: Warp::new(&p.desc.vertex),
                     shaded: ShadedBatch::default(),
                     clipper: Clipper::default(),
                     unit: TextureUnit::with_shared_l2(texel_cache),
                 },
             },
-            |vertex, i, chunk| run_chunk(vertex, first + i as u64, chunk, group_budget),
+            |vertex, i, chunk| {
+                let (d, c) = jobs[first + i];
+                let draw = &draws[d];
+                chunk.clear(d);
+                draw.run_chunk(d, &grid, vertex, c, chunk, group_budget);
+            },
         );
         for chunk in &chunks[ready..ready + n] {
             if let Some(e) = &chunk.error {
@@ -307,14 +387,14 @@ pub fn front_end(
             *budget = budget
                 .checked_sub(chunk.instructions)
                 .ok_or(ExecError::BudgetExhausted)?;
-            counters.accumulate(&chunk.counters);
+            counters[chunk.draw].accumulate(&chunk.counters);
             pending_triangles += chunk.triangles.len();
         }
         ready += n;
-        c += n as u64;
+        j += n;
         if pending_triangles >= BACK_END_TRIANGLES || ready >= BACK_END_CHUNKS {
             let output = FrontEndOutput {
-                viewport_bounds: setup.viewport_bounds,
+                viewport_bounds: &viewport_bounds,
                 grid,
                 chunks: &mut chunks[..ready],
             };
@@ -323,9 +403,9 @@ pub fn front_end(
             pending_triangles = 0;
         }
     }
-    // The last run (possibly empty: the vertex shaders' texel traffic still counts).
+    // The last run (possibly empty).
     let output = FrontEndOutput {
-        viewport_bounds: setup.viewport_bounds,
+        viewport_bounds: &viewport_bounds,
         grid,
         chunks: &mut chunks[..ready],
     };

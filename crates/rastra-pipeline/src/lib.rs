@@ -45,7 +45,7 @@ pub mod compute;
 
 pub mod cores;
 
-pub use draw::{DrawCall, DrawError, DrawOutput, DrawRange, StageResources, draw};
+pub use draw::{DrawCall, DrawError, DrawOutput, DrawRange, StageResources, draw_batch};
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};
 pub use memory::{BufferSlice, ColorTarget, DepthTarget, Framebuffer};
 pub use workers::Workers;

@@ -10,7 +10,8 @@
 //! ```text
 //! Device ─► Buffer / Texture (views) / Sampler / ShaderModule / RenderPipeline / BindGroup
 //! CommandEncoder ─► RenderPass (state + draws) ─► CommandBuffer (a list of `Command`s)
-//! Queue::submit ─► processor: one Command at a time, draws → rastra_pipeline::draw
+//! Queue::submit ─► processor: one Command at a time, a pass's draws queued and run in
+//!                  batches → rastra_pipeline::draw_batch
 //! ```
 
 mod error;

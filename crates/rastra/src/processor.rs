@@ -1,7 +1,10 @@
 //! The command processor (T2 "the command processor", ATTILA's command processor unit):
 //! executes a command buffer's commands in order — render pass begin (load operations),
-//! state changes, draws (handed to `rastra_pipeline::draw` with the bound memory) and pass
-//! end (multisample resolve, store operations) — and records per-draw statistics.
+//! state changes, draws and pass end (multisample resolve, store operations) — and records
+//! per-draw statistics. A pass's draws wait in a queue, each with the state it was recorded
+//! under, and run together (`rastra_pipeline::draw_batch` with the bound memory) when a
+//! command needs their results: several draws in flight, as a GPU's front end keeps
+//! feeding draws while earlier ones are still in the pixel pipes (OpenSWR's draw contexts).
 
 use std::sync::{MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
@@ -72,7 +75,27 @@ struct Pass<'g> {
     query: Option<(QuerySet, u32, u64)>,
     /// The active pipeline-statistics query: its set, index and the sums so far.
     statistics: Option<Statistics>,
+    /// Draws recorded but not yet run: they run together as one batch (several draws in
+    /// flight) when a command needs their results, or when the queue is full.
+    queue: Vec<QueuedDraw>,
 }
+
+/// A draw waiting in the pass's queue, with the state it was recorded under.
+struct QueuedDraw {
+    label: String,
+    pipeline: RenderPipeline,
+    bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
+    vertex_buffers: Vec<Option<BufferRange>>,
+    index: Option<(BufferRange, IndexFormat)>,
+    viewport: Viewport,
+    scissor: ScissorRect,
+    blend_constant: Color,
+    range: rastra_pipeline::DrawRange,
+    instances: std::ops::Range<u32>,
+}
+
+/// Most draws a pass queues before running them.
+const MAX_QUEUED_DRAWS: usize = 1024;
 
 /// An active pipeline-statistics query and the counters of the work since it began.
 struct Statistics {
@@ -101,6 +124,22 @@ pub(crate) fn execute(
     let mut pass: Option<Pass<'_>> = None;
     let mut compute: Option<ComputeState> = None;
     for (i, command) in commands.iter().enumerate() {
+        // Queued draws run before any command that could see or change their results
+        // (state changes only affect later draws: each queued draw keeps its own state).
+        let state_only = matches!(
+            command,
+            Command::SetPipeline(_)
+                | Command::SetBindGroup(..)
+                | Command::SetVertexBuffer(..)
+                | Command::SetIndexBuffer(..)
+                | Command::SetViewport(_)
+                | Command::SetScissor(_)
+                | Command::SetBlendConstant(_)
+                | Command::Draw { .. }
+        );
+        if !state_only && let Some(p) = pass.as_mut() {
+            run_queued(p, workers, l2, budget, stats)?;
+        }
         match command {
             Command::BeginRenderPass {
                 label,
@@ -195,6 +234,7 @@ pub(crate) fn execute(
                     blend_constant: Color::TRANSPARENT,
                     query: None,
                     statistics: None,
+                    queue: Vec::new(),
                 });
             }
             Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
@@ -266,31 +306,19 @@ pub(crate) fn execute(
             Command::SetBlendConstant(c) => pass_mut(&mut pass).blend_constant = *c,
             Command::Draw { range, instances } => {
                 let p = pass_mut(&mut pass);
-                let mut counters = Counters::default();
-                let out = run_draw(
-                    p,
-                    *range,
-                    instances.clone(),
-                    workers,
-                    l2,
-                    budget,
-                    &mut counters,
-                )?;
-                p.count_passed(&out);
-                if let Some(q) = &mut p.statistics {
-                    q.sum.accumulate(&counters);
-                }
                 let what = match range {
                     rastra_pipeline::DrawRange::Vertices { count, .. } => format!("draw {count}"),
                     rastra_pipeline::DrawRange::Indexed { count, .. } => {
                         format!("draw_indexed {count}")
                     }
                 };
-                stats.draws.push(DrawStats {
-                    label: format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len()),
-                    counters,
-                });
+                let label = format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len());
                 p.draws += 1;
+                let alone = !batchable(p.pipeline.as_ref().expect("validated at record time"));
+                p.queue_draw(label, *range, instances.clone());
+                if alone || p.queue.len() >= MAX_QUEUED_DRAWS {
+                    run_queued(p, workers, l2, budget, stats)?;
+                }
             }
             Command::DrawIndirect {
                 buffer,
@@ -299,34 +327,25 @@ pub(crate) fn execute(
             } => {
                 let p = pass_mut(&mut pass);
                 let (range, instances, what) = indirect_draw(p, buffer, *offset, *indexed);
-                let mut counters = Counters::default();
-                let skipped = match (&range, &instances) {
-                    (Some(range), Some(instances)) if first_instance_ok(instances, features) => {
-                        let out = run_draw(
-                            p,
-                            *range,
-                            instances.clone(),
-                            workers,
-                            l2,
-                            budget,
-                            &mut counters,
-                        )?;
-                        p.count_passed(&out);
-                        ""
-                    }
-                    (Some(_), Some(_)) => {
-                        " skipped: first_instance ≠ 0 needs indirect_first_instance"
-                    }
-                    _ => " skipped: its arguments read past the bound buffers",
-                };
-                if let Some(q) = &mut p.statistics {
-                    q.sum.accumulate(&counters);
-                }
-                stats.draws.push(DrawStats {
-                    label: format!("{} draw {}: {what}{skipped}", p.label, p.draws),
-                    counters,
-                });
+                let label = format!("{} draw {}: {what}", p.label, p.draws);
                 p.draws += 1;
+                match (&range, &instances) {
+                    (Some(range), Some(instances)) if first_instance_ok(instances, features) => {
+                        p.queue_draw(label, *range, instances.clone());
+                        run_queued(p, workers, l2, budget, stats)?;
+                    }
+                    _ => {
+                        let skipped = if range.is_some() && instances.is_some() {
+                            " skipped: first_instance ≠ 0 needs indirect_first_instance"
+                        } else {
+                            " skipped: its arguments read past the bound buffers"
+                        };
+                        stats.draws.push(DrawStats {
+                            label: format!("{label}{skipped}"),
+                            counters: Counters::default(),
+                        });
+                    }
+                }
             }
             Command::BeginOcclusionQuery { set, index } => {
                 pass_mut(&mut pass).query = Some((set.clone(), *index, 0));
@@ -555,11 +574,11 @@ fn storage_images<'g>(
 /// memory of textures already locked for writing (the pass's attachments, the storage
 /// textures), which is copied instead of locked.
 fn lock_sampled<'g>(
+    locked: &mut SampledTextures<'g>,
     programs: &[&rastra_shader::Program],
     groups: &'g [Option<BindGroup>],
     attached: &[&rastra_texture::Texture],
-) -> SampledTextures<'g> {
-    let mut locked: SampledTextures<'g> = Vec::new();
+) {
     for program in programs {
         for t in &program.textures {
             if let Some(Bound::Texture(v)) = groups[t.group as usize]
@@ -575,7 +594,6 @@ fn lock_sampled<'g>(
             }
         }
     }
-    locked
 }
 
 /// What a program's bindings name, in its `bindings`, `textures` and `samplers` orders.
@@ -646,7 +664,8 @@ fn run_dispatch(
     let programs = [&*pipeline.0];
     let mut images = lock_images(&programs, &c.bind_groups);
     let written: Vec<&rastra_texture::Texture> = images.iter().map(|(_, m)| &**m).collect();
-    let sampled = lock_sampled(&programs, &c.bind_groups, &written);
+    let mut sampled = Vec::new();
+    lock_sampled(&mut sampled, &programs, &c.bind_groups, &written);
     drop(written);
     let mut storage = storage_images(&programs, &c.bind_groups, &mut images);
     let mut resources = stage_resources(&pipeline.0, &c.bind_groups, &sampled);
@@ -690,17 +709,61 @@ fn pass_mut<'a, 'g>(pass: &'a mut Option<Pass<'g>>) -> &'a mut Pass<'g> {
         .expect("the encoder only records pass commands inside a pass")
 }
 
-fn run_draw(
+impl Pass<'_> {
+    /// Queues a draw with the pass's current state.
+    fn queue_draw(
+        &mut self,
+        label: String,
+        range: rastra_pipeline::DrawRange,
+        instances: std::ops::Range<u32>,
+    ) {
+        self.queue.push(QueuedDraw {
+            label,
+            pipeline: self.pipeline.clone().expect("validated at record time"),
+            bind_groups: self.bind_groups.clone(),
+            vertex_buffers: self.vertex_buffers.clone(),
+            index: self.index.clone(),
+            viewport: self.viewport,
+            scissor: self.scissor,
+            blend_constant: self.blend_constant,
+            range,
+            instances,
+        });
+    }
+}
+
+/// Whether a draw may share a batch with others: its shaders write no memory (no storage
+/// textures, no writable storage buffers), so running the batch's draws tile by tile —
+/// vertex work of later draws before pixel work of earlier ones — cannot change what any
+/// shader reads.
+fn batchable(pipeline: &RenderPipeline) -> bool {
+    let desc = &pipeline.0.desc;
+    std::iter::once(&*desc.vertex)
+        .chain(desc.fragment.as_deref())
+        .all(|program| {
+            program.storage_textures.is_empty()
+                && program.bindings.iter().all(|b| {
+                    !matches!(
+                        b.kind,
+                        rastra_shader::BindingKind::Storage { read_only: false }
+                    )
+                })
+        })
+}
+
+/// Runs the pass's queued draws as one batch and records their statistics and query
+/// results, draw by draw.
+fn run_queued(
     p: &mut Pass<'_>,
-    range: rastra_pipeline::DrawRange,
-    instances: std::ops::Range<u32>,
     workers: &Workers,
     l2: &mut L2Cache,
     budget: &mut u64,
-    counters: &mut Counters,
-) -> Result<DrawOutput, String> {
-    let pipeline = p.pipeline.clone().expect("validated at record time");
-    let linked = &pipeline.0;
+    stats: &mut FrameStats,
+) -> Result<(), String> {
+    let queue = std::mem::take(&mut p.queue);
+    if queue.is_empty() {
+        return Ok(());
+    }
     fn slice(r: &BufferRange) -> BufferSlice<'_> {
         BufferSlice {
             words: r.buffer.words(),
@@ -708,51 +771,65 @@ fn run_draw(
             size: r.size,
         }
     }
-    let vertex_buffers: Vec<BufferSlice<'_>> = (0..linked.desc.vertex_buffers.len())
-        .map(|s| slice(p.vertex_buffers[s].as_ref().expect("validated")))
-        .collect();
-    let index_buffer = p.index.as_ref().map(|(r, format)| (slice(r), *format));
-    let programs: Vec<&rastra_shader::Program> = std::iter::once(&*linked.desc.vertex)
-        .chain(linked.desc.fragment.as_deref())
-        .collect();
-    // Storage textures are never attachments (validated), so they lock on their own.
-    let mut images = lock_images(&programs, &p.bind_groups);
-    let attached: Vec<&rastra_texture::Texture> = p
-        .colors
+    fn programs_of(q: &QueuedDraw) -> Vec<&rastra_shader::Program> {
+        let linked = &q.pipeline.0;
+        std::iter::once(&*linked.desc.vertex)
+            .chain(linked.desc.fragment.as_deref())
+            .collect()
+    }
+    // Storage textures are never attachments (validated), so they lock on their own; only
+    // a draw alone in its batch has any (`batchable`).
+    let mut images: Vec<ImageTextures<'_>> = queue
         .iter()
-        .flatten()
-        .map(|(memory, _)| &**memory)
-        .chain(p.depth.as_ref().map(|d| &*d.memory))
-        .chain(images.iter().map(|(_, m)| &**m))
+        .map(|q| lock_images(&programs_of(q), &q.bind_groups))
         .collect();
-    let sampled = lock_sampled(&programs, &p.bind_groups, &attached);
-    drop(attached);
-    let mut storage = storage_images(&programs, &p.bind_groups, &mut images).into_iter();
-    let mut vertex_resources = stage_resources(&linked.desc.vertex, &p.bind_groups, &sampled);
-    vertex_resources.images = storage.next().unwrap_or_default();
-    let fragment_resources =
-        linked
-            .desc
-            .fragment
-            .as_deref()
-            .map_or_else(StageResources::default, |fs| {
-                let mut r = stage_resources(fs, &p.bind_groups, &sampled);
-                r.images = storage.next().unwrap_or_default();
-                r
-            });
-
-    let call = DrawCall {
-        pipeline: linked,
-        vertex_buffers,
-        index_buffer,
-        range,
-        instances,
-        vertex_resources,
-        fragment_resources,
-        viewport: p.viewport,
-        scissor: p.scissor,
-        blend_constant: p.blend_constant,
-    };
+    // Every texture the batch samples, locked once.
+    let mut sampled: SampledTextures<'_> = Vec::new();
+    for (q, images) in queue.iter().zip(&images) {
+        let attached: Vec<&rastra_texture::Texture> = p
+            .colors
+            .iter()
+            .flatten()
+            .map(|(memory, _)| &**memory)
+            .chain(p.depth.as_ref().map(|d| &*d.memory))
+            .chain(images.iter().map(|(_, m)| &**m))
+            .collect();
+        lock_sampled(&mut sampled, &programs_of(q), &q.bind_groups, &attached);
+    }
+    let mut calls = Vec::with_capacity(queue.len());
+    for (q, images) in queue.iter().zip(&mut images) {
+        let linked = &q.pipeline.0;
+        let programs = programs_of(q);
+        let vertex_buffers: Vec<BufferSlice<'_>> = (0..linked.desc.vertex_buffers.len())
+            .map(|s| slice(q.vertex_buffers[s].as_ref().expect("validated")))
+            .collect();
+        let index_buffer = q.index.as_ref().map(|(r, format)| (slice(r), *format));
+        let mut storage = storage_images(&programs, &q.bind_groups, images).into_iter();
+        let mut vertex_resources = stage_resources(&linked.desc.vertex, &q.bind_groups, &sampled);
+        vertex_resources.images = storage.next().unwrap_or_default();
+        let fragment_resources =
+            linked
+                .desc
+                .fragment
+                .as_deref()
+                .map_or_else(StageResources::default, |fs| {
+                    let mut r = stage_resources(fs, &q.bind_groups, &sampled);
+                    r.images = storage.next().unwrap_or_default();
+                    r
+                });
+        calls.push(DrawCall {
+            pipeline: linked,
+            vertex_buffers,
+            index_buffer,
+            range: q.range,
+            instances: q.instances.clone(),
+            vertex_resources,
+            fragment_resources,
+            viewport: q.viewport,
+            scissor: q.scissor,
+            blend_constant: q.blend_constant,
+        });
+    }
     let colors = p
         .colors
         .iter_mut()
@@ -781,7 +858,21 @@ fn run_draw(
         colors,
         depth,
     };
-    rastra_pipeline::draw(&call, &mut fb, workers, l2, budget, counters).map_err(|e| e.to_string())
+    let mut counters = vec![Counters::default(); calls.len()];
+    let outputs = rastra_pipeline::draw_batch(&calls, &mut fb, workers, l2, budget, &mut counters)
+        .map_err(|e| e.to_string())?;
+    drop(fb);
+    for ((q, counters), out) in queue.iter().zip(counters).zip(&outputs) {
+        p.count_passed(out);
+        if let Some(s) = &mut p.statistics {
+            s.sum.accumulate(&counters);
+        }
+        stats.draws.push(DrawStats {
+            label: q.label.clone(),
+            counters,
+        });
+    }
+    Ok(())
 }
 
 /// Reads an indirect draw's arguments: the draw range and instances, None for either when

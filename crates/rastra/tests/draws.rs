@@ -980,3 +980,129 @@ fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
         assert_eq!(pixel(&data, 16, x, y), [0, 255, 0, 255], "({x}, {y})");
     }
 }
+
+/// A pass's draws run as one batch (front ends first, then each tile walks the draws in
+/// order): the image and every draw's statistics equal those of the same draws run one
+/// pass each (batches of one) — across depth writes, Hi-Z rejection and a compare-direction
+/// flip, blending, discard, viewport and scissor changes, on a target of several tiles.
+#[test]
+fn a_batch_of_draws_equals_the_draws_one_by_one() {
+    let s = Setup::new();
+    let less = s.pipeline("fs", Some(depth_less()), None, 1);
+    let blend = s.pipeline(
+        "fs",
+        Some(depth_less()),
+        Some(BlendState::ALPHA_BLENDING),
+        1,
+    );
+    let greater = s.pipeline(
+        "fs",
+        Some(DepthStencilState {
+            depth_compare: CompareFunction::Greater,
+            ..depth_less()
+        }),
+        None,
+        1,
+    );
+    let discard = s.pipeline("fs_discard_left", Some(depth_less()), None, 1);
+    let (w, h) = (150, 90);
+    let draws: Vec<(&RenderPipeline, Buffer)> = vec![
+        (
+            &less,
+            s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.6, [0.9, 0.2, 0.1, 1.0])),
+        ),
+        (
+            &blend,
+            s.vertex_buffer(&quad(-0.8, -0.9, 0.5, 0.7, 0.4, [0.1, 0.8, 0.3, 0.5])),
+        ),
+        (
+            &less,
+            s.vertex_buffer(&quad(-0.3, -0.5, 0.9, 0.9, 0.8, [0.2, 0.2, 0.9, 1.0])),
+        ),
+        (
+            &less,
+            s.vertex_buffer(&quad(-0.6, -0.2, 0.7, 0.95, 0.3, [0.7, 0.7, 0.1, 1.0])),
+        ),
+        (
+            &greater,
+            s.vertex_buffer(&quad(-1.0, -1.0, 0.2, 0.3, 0.9, [0.3, 0.9, 0.9, 1.0])),
+        ),
+        (
+            &blend,
+            s.vertex_buffer(&quad(0.0, -1.0, 1.0, 0.0, 0.1, [1.0, 1.0, 1.0, 0.3])),
+        ),
+        (
+            &discard,
+            s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.05, [0.5, 0.1, 0.6, 1.0])),
+        ),
+    ];
+    let render = |one_pass_each: bool| {
+        let color = target(&s.device, w, h, TextureFormat::Rgba8Unorm, 1);
+        let depth = target(&s.device, w, h, TextureFormat::Depth32Float, 1);
+        let (cv, dv) = (color.create_view(), depth.create_view());
+        let mut encoder = s.device.create_command_encoder();
+        let passes = if one_pass_each { draws.len() } else { 1 };
+        for k in 0..passes {
+            let load = |first: bool| {
+                if first {
+                    LoadOp::Clear(1.0)
+                } else {
+                    LoadOp::Load
+                }
+            };
+            let mut colors = clear_pass(&cv);
+            if k > 0 {
+                colors[0].as_mut().unwrap().ops.load = LoadOp::Load;
+            }
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &colors,
+                depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                    view: &dv,
+                    depth_ops: Some(Operations {
+                        load: load(k == 0),
+                        store: StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                ..Default::default()
+            });
+            let mine = if one_pass_each {
+                k..k + 1
+            } else {
+                0..draws.len()
+            };
+            for i in mine {
+                let (p, b) = &draws[i];
+                // Draw 3 with a smaller viewport, draw 5 with a scissor rectangle.
+                if i == 3 {
+                    pass.set_viewport(10.0, 5.0, 120.0, 70.0, 0.0, 1.0);
+                } else {
+                    pass.set_viewport(0.0, 0.0, w as f32, h as f32, 0.0, 1.0);
+                }
+                if i == 5 {
+                    pass.set_scissor_rect(20, 10, 100, 60);
+                } else {
+                    pass.set_scissor_rect(0, 0, w, h);
+                }
+                pass.set_pipeline(p);
+                pass.set_vertex_buffer(0, b, 0, None);
+                pass.draw(0..6, 0..1);
+            }
+        }
+        s.queue.submit([encoder.finish().unwrap()]).unwrap();
+        let stats = s.queue.take_stats();
+        let counters: Vec<Counters> = stats.draws.into_iter().map(|d| d.counters).collect();
+        (s.queue.read_texture(&color).unwrap(), counters)
+    };
+    let (batched, batched_stats) = render(false);
+    let (alone, alone_stats) = render(true);
+    assert_eq!(batched_stats.len(), draws.len());
+    for (i, (b, a)) in batched_stats.iter().zip(&alone_stats).enumerate() {
+        assert_eq!(b, a, "draw {i}'s statistics");
+    }
+    assert!(
+        batched_stats[2].hiz_blocks_rejected > 0,
+        "Hi-Z is exercised"
+    );
+    assert!(batched == alone, "the images differ");
+}
