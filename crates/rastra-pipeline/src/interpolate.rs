@@ -143,6 +143,23 @@ impl WarpPoints {
         self.z0[lanes].fill(tri.z[0]);
     }
 
+    /// [`WarpPoints::set_quad`] for the four quads of a row, `q` at pixel (x + 2q, y), all
+    /// of `tri` (the warp's shared triangle): the same offsets, computed for the whole warp
+    /// at once.
+    #[inline]
+    pub fn set_row(&mut self, tri: &Triangle, x: u32, y: u32) {
+        let p = &tri.planes;
+        self.origin = [p.origin; QUADS];
+        let (cx, cy) = pixel_center(x, y);
+        let one = 1 << SUBPIXEL_BITS;
+        let (ox, oy) = (cx - p.origin[0], cy - p.origin[1]);
+        for l in 0..WARP_LANES {
+            let (q, i) = ((l / 4) as Fixed, (l % 4) as Fixed);
+            self.dx[l] = offset(ox + (2 * q + (i & 1)) * one, 0);
+            self.dy[l] = offset(oy + (i >> 1) * one, 0);
+        }
+    }
+
     /// Moves `lane` to the snapped point (x, y) of its quad's triangle.
     #[inline]
     pub fn set_point(&mut self, lane: usize, x: Fixed, y: Fixed) {

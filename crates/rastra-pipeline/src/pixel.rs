@@ -66,6 +66,10 @@ pub struct PixelPipe<'a, 'fb> {
     /// statistic.
     pub samples_passed: u64,
     pending: Vec<Pending<'a>>,
+    /// Whether a whole block arriving with no quad pending is shaded as four rows of four
+    /// quads, a warp each, straight from the block ([`shade_row_for_cpu`]): no depth test,
+    /// one sample per pixel kept by the sample mask, no shader depth.
+    block_rows: bool,
     /// The pending warp's shading points and their weights, kept between warps (every
     /// lane a warp uses is written before it is read).
     center: WarpPoints,
@@ -83,10 +87,17 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         depth: Option<DepthUnit<'fb>>,
         texel_cache: CacheConfig,
     ) -> Self {
+        let pattern = SamplePattern::for_count(pipeline.samples());
+        let full = pattern.full_mask();
+        let block_rows = pipeline.desc.fragment.is_some()
+            && pipeline.depth_mode == DepthMode::Off
+            && pattern.count == 1
+            && pipeline.desc.multisample.mask as u8 & full == full
+            && pipeline.frag_depth_reg.is_none();
         PixelPipe {
             pipeline,
             resources,
-            pattern: SamplePattern::for_count(pipeline.samples()),
+            pattern,
             viewport,
             width,
             colors,
@@ -95,6 +106,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             unit: TextureUnit::with_shared_l2(texel_cache),
             samples_passed: 0,
             pending: Vec::with_capacity(QUADS_PER_WARP),
+            block_rows,
             center: WarpPoints::default(),
             center_weights: WarpWeights::default(),
         }
@@ -126,6 +138,13 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
+        if self.block_rows && self.pending.is_empty() {
+            // The block's four warps are its four rows of quads, as below.
+            for row in 0..4 {
+                shade_row_for_cpu(self, tri, attrs, bx, by + 2 * row, budget, counters)?;
+            }
+            return Ok(());
+        }
         let full = self.pattern.full_mask();
         let direct = self.warp.is_some()
             && self.pipeline.depth_mode == DepthMode::Off
@@ -407,12 +426,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         &mut pipe.unit,
         budget,
     )?;
-    counters.pixel_warps += 1;
-    counters.pixel_instructions += info.instructions;
-    crate::cores::account(&info, counters);
-    counters.helper_lanes += helpers.count_ones() as u64;
-    counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
-    counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;
+    account_warp(&info, lanes, helpers, counters);
 
     let samples = pipe.pattern.count;
     let (dmin, dmax) = (
@@ -432,9 +446,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         if no_late_stage {
             // Discarded lanes 0–3 of the quad → bytes 0–3 all ones (the four bits spread
             // 7 apart land on bits 0, 8, 16, 24).
-            let discarded = (info.discarded >> (q * 4)) & 0xf;
-            let killed = ((discarded * 0x0020_4081) & 0x0101_0101) * 0xff;
-            cov_word = u32::from_le_bytes(pend.quad.coverage) & !killed;
+            cov_word = u32::from_le_bytes(pend.quad.coverage) & !discarded_pixels(info.discarded, q);
             pipe.samples_passed += cov_word.count_ones() as u64;
         } else {
             for i in 0..4 {
@@ -482,19 +494,194 @@ fn flush_for_cpu<'a, 'fb, 's>(
         }
         quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
     }
-    let quads = &quads[..pipe.pending.len()];
+    write_targets(
+        p,
+        &pipe.colors,
+        warp,
+        samples as usize,
+        &quads[..pipe.pending.len()],
+        counters,
+    );
+    pipe.pending.clear();
+    Ok(())
+}
+}
+
+/// Counts a pixel warp's execution: `lanes` lanes, `helpers` of them helper lanes.
+#[inline(always)]
+fn account_warp(
+    info: &rastra_shader::ExecInfo,
+    lanes: usize,
+    helpers: Mask,
+    counters: &mut Counters,
+) {
+    counters.pixel_warps += 1;
+    counters.pixel_instructions += info.instructions;
+    crate::cores::account(info, counters);
+    counters.helper_lanes += helpers.count_ones() as u64;
+    counters.fragment_shader_invocations += (lanes as u32 - helpers.count_ones()) as u64;
+    counters.fragments_discarded += (info.discarded & !helpers).count_ones() as u64;
+}
+
+/// The coverage bytes of quad `q`'s pixels whose lanes discarded, all ones (lanes 0–3 of the
+/// quad → bytes 0–3: the four bits spread 7 apart land on bits 0, 8, 16, 24).
+#[inline(always)]
+fn discarded_pixels(discarded: Mask, q: usize) -> u32 {
+    let bits = (discarded >> (q * 4)) & 0xf;
+    ((bits * 0x0020_4081) & 0x0101_0101) * 0xff
+}
+
+/// The output merger's work for a shaded warp: every colour output into its target, the
+/// quads (position, surviving coverage) in arrival order.
+#[inline(always)]
+fn write_targets(
+    p: &RenderPipeline,
+    colors: &[Option<ColorSurface<'_>>],
+    warp: &Warp,
+    samples: usize,
+    quads: &[(u32, u32, [u8; 4])],
+    counters: &mut Counters,
+) {
+    for out in &p.color_outputs {
+        let Some(surface) = colors[out.target].as_ref() else {
+            continue;
+        };
+        let regs = warp.regs(out.reg, out.components);
+        let (written, blended) = write_target(surface, samples, quads, regs);
+        counters.samples_written += written;
+        counters.samples_blended += blended;
+    }
+}
+
+rastra_texture::multiversion! {
+/// One row of a whole block as one warp: the quads at pixel (x + 2q, y), q = 0..4, every
+/// sample of `tri` covered, through shading and the output merger — what
+/// [`PixelPipe::push_block`] and [`flush_for_cpu`] do for such a warp (the same lanes, the
+/// same operations per lane, the same counts), without gathering the quads one by one.
+/// Only for a pipe whose `block_rows` holds. Compiled for the baseline and for AVX2.
+fn shade_row_for_cpu<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    tri: &'a Triangle,
+    attrs: &'a [u32],
+    x: u32,
+    y: u32,
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    let warp = pipe.warp.as_mut().expect("block rows imply a fragment shader");
+    let p = pipe.pipeline;
+    let words = p.varying_words as usize;
+    let center = &mut pipe.center;
+    center.begin(Some(tri));
+    center.set_row(tri, x, y);
+    // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
+    center.weights_into(&mut pipe.center_weights);
+    let weights = &pipe.center_weights;
+    if let Some(reg) = p.frag_position_reg {
+        let depths = center.depths();
+        let r = warp.regs_mut(reg, 4);
+        // As `flush_for_cpu` computes them: each quad's first centre, plus one.
+        r[0] = std::array::from_fn(|l| {
+            let qx = (x + 2 * (l as u32 / 4)) as f32 + 0.5;
+            (if l & 1 != 0 { qx + 1.0 } else { qx }).to_bits()
+        });
+        let qy = y as f32 + 0.5;
+        r[1] = std::array::from_fn(|l| (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits());
+        r[2] = depths.map(f32::to_bits);
+        r[3] = weights.inv_w.map(f32::to_bits);
+    }
+    if let Some(reg) = p.front_facing_reg {
+        warp.regs_mut(reg, 1)[0] = [tri.front_facing as u32; WARP_LANES];
+    }
+    let full = pipe.pattern.full_mask();
+    if let Some(reg) = p.sample_mask_in_reg {
+        warp.regs_mut(reg, 1)[0] = [full as u32; WARP_LANES];
+    }
+    let (v0, rest) = attrs.split_at(words);
+    let (v1, v2) = rest.split_at(words);
+    for v in &p.varyings {
+        let base = v.word as usize;
+        let regs = warp.regs_mut(v.fs_reg, v.components);
+        for (c, reg) in regs.iter_mut().enumerate() {
+            let values = [v0[base + c], v1[base + c], v2[base + c]];
+            interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
+        }
+    }
+    let program = p
+        .desc
+        .fragment
+        .as_deref()
+        .expect("a warp implies a fragment shader");
+    let info = rastra_shader::execute(
+        program,
+        warp,
+        lane_mask(WARP_LANES),
+        0,
+        &pipe.resources,
+        &mut pipe.unit,
+        budget,
+    )?;
+    account_warp(&info, WARP_LANES, 0, counters);
+    let covered = full as u32 * 0x0101_0101;
+    let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
+        let cov = covered & !discarded_pixels(info.discarded, q);
+        (x + 2 * q as u32, y, cov.to_le_bytes())
+    });
+    pipe.samples_passed += quads
+        .iter()
+        .map(|(_, _, c)| u32::from_le_bytes(*c).count_ones() as u64)
+        .sum::<u64>();
     for out in &p.color_outputs {
         let Some(surface) = pipe.colors[out.target].as_ref() else {
             continue;
         };
         let regs = warp.regs(out.reg, out.components);
-        let (written, blended) = write_target(surface, samples as usize, quads, regs);
+        let (written, blended) = write_row_target(surface, &quads, regs);
         counters.samples_written += written;
         counters.samples_blended += blended;
     }
-    pipe.pending.clear();
     Ok(())
 }
+}
+
+/// [`write_target`] for a row of four quads at pixel (x + 2q, y), x a multiple of 4 and y
+/// even, one sample per pixel. In the surface's 8×8 Morton tiles quads 0 and 1 are 32
+/// adjacent bytes, and so are quads 2 and 3 (the second quad of each pair is the first one
+/// with bit 1 of x set: four pixels on): on the ROP's eight-lane path each pair is one
+/// range, found with one address computation.
+#[inline(always)]
+fn write_row_target(
+    surface: &ColorSurface<'_>,
+    quads: &[(u32, u32, [u8; 4]); QUADS_PER_WARP],
+    regs: &[[u32; WARP_LANES]],
+) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
+        let mut sum = (0, 0);
+        for k in [0, 2] {
+            let (x, y, covs) = quads[k];
+            debug_assert_eq!(
+                surface.layout.pixel(quads[k + 1].0, y),
+                surface.layout.pixel(x, y) + 4 * surface.layout.pixel_bytes
+            );
+            let at = surface.layout.pixel(x, y);
+            // SAFETY: the quads belong to the tile this worker owns (SharedSurface
+            // invariant).
+            let texels = unsafe { surface.data.texels_mut(at, 32) };
+            let (t0, t1) = texels.split_at_mut(16);
+            let t0 = <&mut [u8; 16]>::try_from(t0).expect("a quad is 16 bytes");
+            let t1 = <&mut [u8; 16]>::try_from(t1).expect("a quad is 16 bytes");
+            // SAFETY: `wide()` is true only when the CPU has AVX2.
+            let (written, blended) = unsafe {
+                surface
+                    .rop
+                    .write_quad_pair_avx2([t0, t1], [covs, quads[k + 1].2], regs, k * 4)
+            };
+            sum = (sum.0 + written, sum.1 + blended);
+        }
+        return sum;
+    }
+    write_target(surface, 1, quads, regs)
 }
 
 rastra_texture::multiversion! {

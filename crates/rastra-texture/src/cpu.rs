@@ -22,17 +22,27 @@
 //! `RASTRA_SIMD=baseline` in the environment turns the wide versions off for the whole
 //! process (for comparisons and profiling).
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-/// Whether the CPU offers AVX2 and FMA (with POPCNT, BMI1/2 and LZCNT) (and the environment does not forbid them), detected
-/// once.
+/// Whether the CPU offers AVX2 and FMA (with POPCNT, BMI1/2 and LZCNT) (and the environment
+/// does not forbid them), detected once: 0 not yet known, 1 no, 2 yes (one load on every
+/// later call — the hot loops ask per call).
+static DETECTED: AtomicU8 = AtomicU8::new(0);
+
+#[inline]
 fn detected() -> bool {
-    static DETECTED: OnceLock<bool> = OnceLock::new();
-    *DETECTED.get_or_init(|| {
-        let forbidden = std::env::var("RASTRA_SIMD").is_ok_and(|v| v.trim() == "baseline");
-        !forbidden && has_avx2_fma()
-    })
+    match DETECTED.load(Ordering::Relaxed) {
+        0 => detect(),
+        state => state == 2,
+    }
+}
+
+#[cold]
+fn detect() -> bool {
+    let forbidden = std::env::var("RASTRA_SIMD").is_ok_and(|v| v.trim() == "baseline");
+    let wide = !forbidden && has_avx2_fma();
+    DETECTED.store(if wide { 2 } else { 1 }, Ordering::Relaxed);
+    wide
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -1106,3 +1106,151 @@ fn a_batch_of_draws_equals_the_draws_one_by_one() {
     );
     assert!(batched == alone, "the images differ");
 }
+
+/// Whole 8×8 blocks drawn with no depth test are shaded row by row straight from the block
+/// (the pixel pipe's short path); with a depth test that always passes and writes they take
+/// the quad-by-quad path. Both must give the same image and the same shading statistics —
+/// positions, perspective-correct varyings, front facing, discard, blending — on a target
+/// whose blocks are partly whole and partly cut by the triangles' edges.
+#[test]
+fn block_rows_shade_as_the_quads_one_by_one() {
+    const ROWS: &str = r#"
+struct VertexOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) color: vec4<f32>,
+}
+
+@vertex
+fn vs(@location(0) position: vec4<f32>, @location(1) color: vec4<f32>) -> VertexOut {
+    return VertexOut(position, color);
+}
+
+@fragment
+fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    let p = vec2<u32>(i.clip.xy);
+    if (p.x * 3u + p.y * 5u) % 11u == 0u {
+        discard;
+    }
+    let f = select(0.25, 0.75, front);
+    return vec4<f32>(fract(i.clip.x / 7.0) * i.color.r, fract(i.clip.y / 5.0), i.clip.z * f, i.color.a);
+}
+"#;
+    let (device, queue) = device();
+    let module = module(&device, ROWS).unwrap();
+    let layout = VertexBufferLayout {
+        array_stride: 32,
+        step_mode: VertexStepMode::Vertex,
+        attributes: vec![
+            VertexAttribute {
+                format: VertexFormat::Float32x4,
+                offset: 0,
+                shader_location: 0,
+            },
+            VertexAttribute {
+                format: VertexFormat::Float32x4,
+                offset: 16,
+                shader_location: 1,
+            },
+        ],
+    };
+    let pipeline = |depth: Option<DepthStencilState>| {
+        device
+            .create_render_pipeline(&RenderPipelineDescriptor {
+                label: None,
+                vertex: VertexState {
+                    module: &module,
+                    entry_point: Some("vs"),
+                    buffers: std::slice::from_ref(&layout),
+                    constants: &[],
+                },
+                primitive: PrimitiveState::default(),
+                depth_stencil: depth,
+                multisample: MultisampleState::default(),
+                fragment: Some(FragmentState {
+                    module: &module,
+                    entry_point: Some("fs"),
+                    targets: &[Some(ColorTargetState {
+                        format: TextureFormat::Rgba8Unorm,
+                        blend: Some(BlendState::ALPHA_BLENDING),
+                        write_mask: ColorWrites::ALL,
+                    })],
+                    constants: &[],
+                }),
+            })
+            .unwrap()
+    };
+    // A test that always passes and writes nothing is no depth test at all; writing
+    // makes it one.
+    let rows = pipeline(Some(DepthStencilState {
+        depth_compare: CompareFunction::Always,
+        depth_write_enabled: false,
+        ..depth_less()
+    }));
+    let quads = pipeline(Some(DepthStencilState {
+        depth_compare: CompareFunction::Always,
+        ..depth_less()
+    }));
+    // Two big triangles with different w per vertex (perspective-correct colours), one
+    // of them facing away, and a small one.
+    #[rustfmt::skip]
+    let v: Vec<f32> = vec![
+        -1.0, -1.0, 0.2, 1.0,   0.9, 0.1, 0.3, 0.8,
+         3.0, -3.0, 0.6, 3.0,   0.2, 0.7, 0.4, 0.6,
+        -2.0,  2.0, 0.4, 2.0,   0.5, 0.5, 0.9, 0.7,
+        -0.9, -0.9, 0.5, 1.0,   0.1, 0.9, 0.2, 0.5,
+         0.8,  0.9, 0.5, 1.0,   0.9, 0.2, 0.6, 0.5,
+         0.7, -0.8, 0.5, 1.0,   0.4, 0.4, 0.1, 0.5,
+        -0.3, -0.2, 0.1, 1.0,   1.0, 1.0, 1.0, 0.9,
+        -0.1, -0.25, 0.1, 1.0,  1.0, 1.0, 1.0, 0.9,
+        -0.2,  0.1, 0.1, 1.0,   1.0, 1.0, 1.0, 0.9,
+    ];
+    let vb = device
+        .create_buffer_init(None, &bytes(&v), BufferUsages::VERTEX)
+        .unwrap();
+    let (w, h) = (72, 40);
+    let render = |p: &RenderPipeline| {
+        let color = target(&device, w, h, TextureFormat::Rgba8Unorm, 1);
+        let depth = target(&device, w, h, TextureFormat::Depth32Float, 1);
+        let (cv, dv) = (color.create_view(), depth.create_view());
+        let mut encoder = device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &clear_pass(&cv),
+                depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                    view: &dv,
+                    depth_ops: Some(Operations {
+                        load: LoadOp::Clear(1.0),
+                        store: StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                ..Default::default()
+            });
+            pass.set_pipeline(p);
+            pass.set_vertex_buffer(0, &vb, 0, None);
+            pass.draw(0..9, 0..1);
+        }
+        queue.submit([encoder.finish().unwrap()]).unwrap();
+        let c = queue.take_stats().total();
+        let shading = [
+            c.quads_rasterized,
+            c.coarse_blocks_full,
+            c.pixel_warps,
+            c.pixel_instructions,
+            c.helper_lanes,
+            c.fragment_shader_invocations,
+            c.fragments_discarded,
+            c.issued_lane_slots,
+            c.active_lane_slots,
+            c.samples_written,
+            c.samples_blended,
+        ];
+        (queue.read_texture(&color).unwrap(), shading)
+    };
+    let (by_rows, rows_stats) = render(&rows);
+    let (by_quads, quads_stats) = render(&quads);
+    assert!(rows_stats[1] > 0, "whole blocks: {rows_stats:?}");
+    assert!(rows_stats[6] > 0, "discards: {rows_stats:?}");
+    assert_eq!(rows_stats, quads_stats);
+    assert!(by_rows == by_quads, "the images differ");
+}
