@@ -446,6 +446,12 @@ fn back_end(
                         if let Some(&(c, index)) = list.get(n + PREFETCH_AHEAD) {
                             prefetch(&seg.chunks[c as usize].triangles[index as usize]);
                         }
+                        // Its vertices' varying words, once the triangle (asked for
+                        // earlier) says where they are.
+                        if let Some(&(c, index)) = list.get(n + PREFETCH_AHEAD / 2) {
+                            let chunk = &seg.chunks[c as usize];
+                            prefetch_slice(chunk.attrs_of(&chunk.triangles[index as usize], words));
+                        }
                         let chunk = &seg.chunks[c as usize];
                         let tri = &chunk.triangles[index as usize];
                         let attrs = chunk.attrs_of(tri, words);
@@ -559,18 +565,30 @@ const PREFETCH_AHEAD: usize = 4;
 /// Asks the memory system for `value`'s cache lines (a hint: no effect on results).
 #[inline(always)]
 fn prefetch<T>(value: &T) {
+    prefetch_bytes(value as *const T as *const u8, std::mem::size_of::<T>());
+}
+
+/// [`prefetch`] for the elements of a slice.
+#[inline(always)]
+fn prefetch_slice<T>(values: &[T]) {
+    prefetch_bytes(values.as_ptr() as *const u8, std::mem::size_of_val(values));
+}
+
+/// Asks for the cache lines of the `len` bytes at `start` (every line the range touches).
+#[inline(always)]
+fn prefetch_bytes(start: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let start = value as *const T as *const i8;
-        let mut offset = 0;
-        while offset < std::mem::size_of::<T>() {
-            // SAFETY: a prefetch never faults and changes no memory; the addresses lie
-            // inside `value`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(offset)) };
-            offset += 64;
+        let first = start as usize & !63;
+        let mut line = first;
+        while line < start as usize + len {
+            // SAFETY: a prefetch never faults and changes no memory (the addresses lie in
+            // the lines of a live value).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
+            line += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = (start, len);
 }
