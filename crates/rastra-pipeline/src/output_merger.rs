@@ -5,9 +5,9 @@
 //! and sRGB targets blend in linear space.
 
 use rastra_texture::format::encode_unorm8 as unorm8;
-#[cfg(target_arch = "x86_64")]
-use rastra_texture::format::encode_unorm8_m128;
 use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
+#[cfg(target_arch = "x86_64")]
+use rastra_texture::format::{encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2};
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
 };
@@ -392,14 +392,13 @@ impl Rop {
     }
 
     /// Whether [`Rop::write_quad_pair_avx2`] serves this target at `samples` samples per
-    /// pixel: a single-sampled linear 8-bit RGBA/BGRA target with every channel written and
-    /// no blending or an "over" blend (the states `quad8_linear_x86` serves), on x86-64.
+    /// pixel: a single-sampled 8-bit RGBA/BGRA target (linear or sRGB) with every channel
+    /// written and no blending or an "over" blend, on x86-64.
     #[inline]
     pub fn has_pair_path(&self, samples: usize) -> bool {
         cfg!(target_arch = "x86_64")
             && samples == 1
             && self.unorm8.is_some()
-            && !self.srgb
             && self.state.write_mask.0 & 0xf == 0xf
             && (self.state.blend.is_none() || self.blend_path != BlendPath::Generic)
     }
@@ -410,7 +409,9 @@ impl Rop {
     /// shader's output registers `regs` (channel-major; channels the shader does not write
     /// are (0, 0, 0, 1)). Lane for lane the operations of `quad8_linear_x86` — clamp,
     /// `code / 255`, the short blend, the unorm encode — eight lanes per AVX2 instruction,
-    /// so the same bits. Returns (samples written, samples blended).
+    /// so the same bits; on sRGB targets the colour channels are decoded and encoded as
+    /// `quad8` does (the decode table, the bucketed encode), through gathers. Returns
+    /// (samples written, samples blended).
     ///
     /// # Safety
     /// The CPU must support AVX2 (`rastra_texture::cpu::wide`).
@@ -459,7 +460,12 @@ impl Rop {
                 let dst: [__m256; 4] = std::array::from_fn(|c| {
                     let shift = _mm_cvtsi32_si128(8 * byte[c]);
                     let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
-                    _mm256_div_ps(_mm256_cvtepi32_ps(codes), k)
+                    if self.srgb && c != 3 {
+                        // SAFETY: AVX2 (this function's contract); codes are bytes.
+                        unsafe { srgb8_to_linear_avx2(codes) }
+                    } else {
+                        _mm256_div_ps(_mm256_cvtepi32_ps(codes), k)
+                    }
                 });
                 let inv = _mm256_sub_ps(one, src[3]);
                 let fs = if self.blend_path == BlendPath::Alpha {
@@ -489,7 +495,13 @@ impl Rop {
         let mut packed = _mm256_setzero_si256();
         for (c, channel) in out.into_iter().enumerate() {
             let shift = _mm_cvtsi32_si128(8 * byte[c]);
-            packed = _mm256_or_si256(packed, _mm256_sll_epi32(encode(channel), shift));
+            let codes = if self.srgb && c != 3 {
+                // SAFETY: AVX2 (this function's contract).
+                unsafe { linear_to_srgb8_avx2(channel) }
+            } else {
+                encode(channel)
+            };
+            packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
         }
         // Pixel i of quad k is written when bit 0 of its coverage byte is set.
         let cov = coverage.map(|c| u32::from_le_bytes(c) as i32);
@@ -846,7 +858,12 @@ mod tests {
             x ^= x << 5;
             x
         };
-        for format in [TextureFormat::Rgba8Unorm, TextureFormat::Bgra8Unorm] {
+        for format in [
+            TextureFormat::Rgba8Unorm,
+            TextureFormat::Bgra8Unorm,
+            TextureFormat::Rgba8UnormSrgb,
+            TextureFormat::Bgra8UnormSrgb,
+        ] {
             for blend in [
                 None,
                 Some(BlendState::ALPHA_BLENDING),

@@ -1320,6 +1320,58 @@ pub fn linear_to_srgb8_x4(v: [f32; 4]) -> [u32; 4] {
     ]
 }
 
+/// [`linear_to_srgb8`] of eight values at once (as 32-bit codes): the same bucket lookup,
+/// the buckets read with one gather — NaN and values ≤ 0 encode to 0, values ≥ 1 to 255.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn linear_to_srgb8_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let t = srgb_tables();
+    let bits = _mm256_castps_si256(x);
+    // Ordered compares: false for NaN.
+    let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_setzero_ps());
+    let at_least_one = _mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(1.0));
+    let inside = _mm256_castps_si256(_mm256_andnot_ps(at_least_one, positive));
+    // The bucket of a value in (0, 1); bucket 0 (a valid entry whose result is dropped)
+    // for the others.
+    let first = _mm256_set1_epi32(t.first_bucket as i32);
+    let b = _mm256_srli_epi32::<16>(bits);
+    let index = _mm256_and_si256(_mm256_sub_epi32(_mm256_max_epu32(b, first), first), inside);
+    debug_assert_eq!(BUCKET_SHIFT, 16);
+    // SAFETY: every index is below the table's length: a value below 1 has bits >> 16
+    // below 1's, where the buckets end (`srgb_tables`), and the other lanes read entry 0.
+    let e = unsafe { _mm256_i32gather_epi32::<4>(t.bucket.as_ptr().cast(), index) };
+    let low = _mm256_and_si256(bits, _mm256_set1_epi32(0xffff));
+    let threshold = _mm256_and_si256(e, _mm256_set1_epi32(0x1_ffff));
+    // The bucket's code, plus one unless the threshold lies above the value (the compare
+    // is −1 there).
+    let above = _mm256_cmpgt_epi32(threshold, low);
+    let code = _mm256_add_epi32(
+        _mm256_srli_epi32::<17>(e),
+        _mm256_add_epi32(_mm256_set1_epi32(1), above),
+    );
+    _mm256_or_si256(
+        _mm256_and_si256(code, inside),
+        _mm256_and_si256(_mm256_castps_si256(at_least_one), _mm256_set1_epi32(255)),
+    )
+}
+
+/// [`srgb_to_linear8`] of eight codes (32-bit lanes, each below 256) at once: the decode
+/// table read with one gather.
+///
+/// # Safety
+/// The CPU must support AVX2, and every lane must be below 256.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn srgb8_to_linear_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller keeps every index below the table's 256 entries.
+    unsafe { _mm256_i32gather_ps::<4>(srgb_tables().decode.as_ptr(), codes) }
+}
+
 /// [`linear_to_srgb8`] given the tables.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 #[inline(always)]
@@ -1405,13 +1457,41 @@ mod tests {
         xs.extend(
             (0..(1.0f32.to_bits() >> BUCKET_SHIFT)).map(|b| f32::from_bits(b << BUCKET_SHIFT)),
         );
-        for x in xs {
+        for x in &xs {
+            let x = *x;
             assert_eq!(linear_to_srgb8(x), search(x), "x = {x:e}");
             assert_eq!(
                 linear_to_srgb8_x4([x; 4]),
                 [search(x) as u32; 4],
                 "x = {x:e}"
             );
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::wide() {
+            use std::arch::x86_64::*;
+            // Eight different values per call, every lane position seeing every value.
+            for k in 0..xs.len() {
+                let lanes: [f32; 8] = std::array::from_fn(|i| xs[(k + i * 37) % xs.len()]);
+                let mut got = [0u32; 8];
+                // SAFETY: `wide()` said the CPU has AVX2; the arrays are eight lanes.
+                unsafe {
+                    let codes = linear_to_srgb8_avx2(_mm256_loadu_ps(lanes.as_ptr()));
+                    _mm256_storeu_si256(got.as_mut_ptr().cast(), codes);
+                }
+                assert_eq!(got, lanes.map(|x| search(x) as u32), "{lanes:?}");
+            }
+            for code in 0..256u32 {
+                let mut got = [0f32; 8];
+                // SAFETY: as above; the codes are below 256.
+                unsafe {
+                    let v = srgb8_to_linear_avx2(_mm256_set1_epi32(code as i32));
+                    _mm256_storeu_ps(got.as_mut_ptr(), v);
+                }
+                assert_eq!(
+                    got.map(f32::to_bits),
+                    [srgb_to_linear8(code as u8).to_bits(); 8]
+                );
+            }
         }
     }
 
