@@ -151,6 +151,24 @@ enum Unorm8Order {
     Bgra,
 }
 
+/// `code / 255` (the unorm8 decode, exactly rounded) of eight codes (32-bit lanes, each
+/// below 256) without a division: the product with the rounded reciprocal, then one
+/// correction step by the exact residual (two fused multiply-adds). The result equals the
+/// division for every code (`reciprocal_unorm8_decode_is_the_division` checks all 256).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let c = _mm256_cvtepi32_ps(codes);
+    let (k, inv) = (_mm256_set1_ps(255.0), _mm256_set1_ps(1.0 / 255.0));
+    let q = _mm256_mul_ps(c, inv);
+    let residual = _mm256_fnmadd_ps(q, k, c);
+    _mm256_fmadd_ps(residual, inv, q)
+}
+
 impl Rop {
     /// Encodes a colour (not alpha) channel of an 8-bit target.
     #[inline(always)]
@@ -414,9 +432,9 @@ impl Rop {
     /// (samples written, samples blended).
     ///
     /// # Safety
-    /// The CPU must support AVX2 (`rastra_texture::cpu::wide`).
+    /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`).
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma,popcnt")]
     pub unsafe fn write_quad_pair_avx2(
         &self,
         texels: [&mut [u8; 16]; 2],
@@ -456,7 +474,6 @@ impl Rop {
             None => src,
             Some(_) => {
                 let mask = _mm256_set1_epi32(0xff);
-                let k = _mm256_set1_ps(255.0);
                 let dst: [__m256; 4] = std::array::from_fn(|c| {
                     let shift = _mm_cvtsi32_si128(8 * byte[c]);
                     let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
@@ -464,7 +481,8 @@ impl Rop {
                         // SAFETY: AVX2 (this function's contract); codes are bytes.
                         unsafe { srgb8_to_linear_avx2(codes) }
                     } else {
-                        _mm256_div_ps(_mm256_cvtepi32_ps(codes), k)
+                        // SAFETY: AVX2 and FMA (this function's contract).
+                        unsafe { unorm8_decode_avx2(codes) }
                     }
                 });
                 let inv = _mm256_sub_ps(one, src[3]);
@@ -842,9 +860,29 @@ mod tests {
         }
     }
 
+    /// The division-free unorm8 decode of the pair path equals `code / 255` for every code.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn reciprocal_unorm8_decode_is_the_division() {
+        if !rastra_texture::cpu::wide() {
+            return;
+        }
+        use std::arch::x86_64::*;
+        for code in 0..256i32 {
+            let mut got = [0f32; 8];
+            // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes stored.
+            unsafe {
+                let v = super::unorm8_decode_avx2(_mm256_set1_epi32(code));
+                _mm256_storeu_ps(got.as_mut_ptr(), v);
+            }
+            let want = code as f32 / 255.0;
+            assert_eq!(got.map(f32::to_bits), [want.to_bits(); 8], "code {code}");
+        }
+    }
+
     /// The two-quad AVX2 path writes what two calls of the quad path write, bit for bit,
-    /// for the states it serves in both channel orders, with colours from registers holding
-    /// one to four channels.
+    /// for the states it serves in both channel orders (linear and sRGB), with colours from
+    /// registers holding one to four channels.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn quad_pair_path_equals_quad_path() {
