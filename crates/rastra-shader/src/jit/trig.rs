@@ -85,7 +85,11 @@ impl Gen<'_, '_> {
             let zz = ins!().fmul(z, z);
             let p = ins!().fmul(zz, p);
             let cos = ins!().fadd(lead, p);
-            let quadrant = ins!().fcvt_to_uint_sat(I32X4, q);
+            // `j as u32` (`q` here) read from `t` instead of converted: in range,
+            // t = 1.5·2²³ + j exactly, so t's bits are 0x4b40_0000 + j, whose low two bits
+            // (all the quadrant logic below uses) are j's. (Out of range the value is
+            // meaningless either way: those lanes are replaced.)
+            let quadrant = ins!().bitcast(I32X4, flags, t);
             let c = self.splat(phase);
             let quadrant = ins!().iadd(quadrant, c);
             let c = self.splat(1);
