@@ -1327,6 +1327,7 @@ pub fn linear_to_srgb8_x4(v: [f32; 4]) -> [u32; 4] {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 pub unsafe fn linear_to_srgb8_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     let t = srgb_tables();
@@ -1366,6 +1367,7 @@ pub unsafe fn linear_to_srgb8_avx2(x: std::arch::x86_64::__m256) -> std::arch::x
 /// The CPU must support AVX2, and every lane must be below 256.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 pub unsafe fn srgb8_to_linear_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
     // SAFETY: the caller keeps every index below the table's 256 entries.
