@@ -183,7 +183,11 @@ impl WarpPoints {
         }
     }
 
-    /// Every lane's depth.
+    /// Every lane's depth. Inlined into its callers (compiled for the baseline and AVX2):
+    /// a separately compiled baseline copy would store the result in 16-byte pieces that
+    /// the AVX2 caller then reads in 32-byte ones, each such load waiting for both stores
+    /// to reach the cache (store forwarding fails).
+    #[inline(always)]
     pub fn depths(&self) -> [f32; WARP_LANES] {
         let mut z = [0.0; WARP_LANES];
         match &self.shared {
