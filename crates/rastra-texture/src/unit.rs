@@ -580,7 +580,7 @@ impl TextureUnit {
             // Every probe of a level has the same weight.
             let w = lw / n as f32;
             for k in 0..n {
-                let t = (k as f32 + 0.5) / n as f32 - 0.5;
+                let t = probe_offset(k, n);
                 let p = if n == 1 {
                     pos
                 } else {
@@ -1241,6 +1241,35 @@ fn mask(a: [f32; 3], dims: usize) -> [f32; 3] {
 
 /// Moves a position by `t` × `axis` (in its own coordinate space). Cube probes stay on
 /// their face (clamped to it); the taps of a clamped probe can still cross the seam.
+/// Most anisotropic probes [`PROBE_OFFSETS`] holds (WebGPU's largest anisotropy clamp).
+const TABLED_PROBES: usize = 16;
+
+/// `PROBE_OFFSETS[n][k]`: where probe `k` of `n` lies along the anisotropy axis, in axis
+/// lengths — `(k + 0.5) / n − 0.5`, evaluated once (IEEE arithmetic, the same bits as at
+/// run time) so that no probe waits for a division.
+const PROBE_OFFSETS: [[f32; TABLED_PROBES]; TABLED_PROBES + 1] = {
+    let mut table = [[0.0; TABLED_PROBES]; TABLED_PROBES + 1];
+    let mut n = 1;
+    while n <= TABLED_PROBES {
+        let mut k = 0;
+        while k < n {
+            table[n][k] = (k as f32 + 0.5) / n as f32 - 0.5;
+            k += 1;
+        }
+        n += 1;
+    }
+    table
+};
+
+/// `(k + 0.5) / n − 0.5` for probe `k` of `n` (from the table when it holds `n`).
+#[inline(always)]
+fn probe_offset(k: u32, n: u32) -> f32 {
+    match PROBE_OFFSETS.get(n as usize) {
+        Some(row) => row[k as usize],
+        None => (k as f32 + 0.5) / n as f32 - 0.5,
+    }
+}
+
 fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
     match pos {
         Pos::Flat(c) => Pos::Flat([c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]),
@@ -1249,6 +1278,25 @@ fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
             s: (s + t * axis[0]).clamp(0.0, 1.0),
             t: (tt + t * axis[1]).clamp(0.0, 1.0),
         },
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    /// The tabled probe offsets are the formula's bits, for every probe count the table
+    /// holds and beyond it.
+    #[test]
+    fn probe_offsets_equal_the_formula() {
+        for n in 1..=40u32 {
+            for k in 0..n {
+                let want = (k as f32 + 0.5) / n as f32 - 0.5;
+                assert_eq!(
+                    super::probe_offset(k, n).to_bits(),
+                    want.to_bits(),
+                    "{k} of {n}"
+                );
+            }
+        }
     }
 }
 
