@@ -326,9 +326,15 @@ fn back_end(
         .map(|(d, r)| {
             let p = calls[*d].pipeline;
             let (mut hiz_test, mut hiz_refresh, mut hiz_mode) = (false, false, HiZMode::Off);
-            if let (Some(h), Some(ds), Some(_)) =
-                (hiz.as_deref_mut(), &p.desc.depth_stencil, depth.as_ref())
-            {
+            // A run whose triangles were all culled reaches no depth test: it leaves the
+            // bounds' mode alone.
+            let rasterizes = chunks[r.clone()].iter().any(|c| !c.triangles.is_empty());
+            if let (true, Some(h), Some(ds), Some(_)) = (
+                rasterizes,
+                hiz.as_deref_mut(),
+                &p.desc.depth_stencil,
+                depth.as_ref(),
+            ) {
                 let writes = ds.depth_write_enabled && p.depth_mode != DepthMode::Off;
                 hiz_test = h.begin_draw(ds.depth_compare, writes)
                     && matches!(

@@ -451,6 +451,11 @@ pub(crate) fn execute(
             }
         }
     }
+    // (The encoder closes every pass it opens, and the pass end ran the queue; a pass left
+    // open would still run its draws.)
+    if let Some(p) = pass.as_mut() {
+        run_queued(p, workers, l2, budget, stats)?;
+    }
     Ok(())
 }
 
