@@ -3,6 +3,10 @@
 //! `WARP_LANES / 4` quads, shaded on the shader cores with every lane of a quad active
 //! (uncovered pixels run as helper lanes so derivatives exist), then pass the late depth test
 //! and the output merger — lane by lane in the order the quads arrived, which is API order.
+//! A whole 8×8 block with nothing to test (no depth test, one sample kept per pixel) that
+//! arrives when no quad is pending is exactly four such warps, one row of quads each: they
+//! are shaded straight from the block ([`shade_row_for_cpu`]) with the same lanes,
+//! operations and counts, without gathering the quads one by one.
 //!
 //! Ordering invariant: with [`DepthMode::EarlyTestLateWrite`] a quad is tested before
 //! shading but its depth is written after; a warp therefore never holds two quads at the
