@@ -85,6 +85,7 @@ fn identical_for_any_thread_count() {
         rastra_scene::workloads::small_triangles(128, 96, 18_000),
         rastra_scene::workloads::textured_cubes(128, 72, 900),
         rastra_scene::workloads::blended_layers(96, 64, 6),
+        many_small_draws(),
     ] {
         let render = |threads| {
             frame
@@ -110,6 +111,27 @@ fn identical_for_any_thread_count() {
             );
         }
     }
+}
+
+/// The small-triangle workload cut into 120 draws of 50 triangles — a pass of many small
+/// draws, run as batches whose front ends and tiles mix draws.
+fn many_small_draws() -> Frame {
+    let mut frame = rastra_scene::workloads::small_triangles(128, 96, 6_000);
+    let template = frame.draws[0].clone();
+    let rastra_scene::DrawKind::Vertices(all) = &template.kind else {
+        panic!("the small-triangle workload draws vertices");
+    };
+    let per_draw = 150;
+    frame.draws = (all.start..all.end)
+        .step_by(per_draw as usize)
+        .map(|first| {
+            let mut d = template.clone();
+            d.kind = rastra_scene::DrawKind::Vertices(first..(first + per_draw).min(all.end));
+            d
+        })
+        .collect();
+    assert_eq!(frame.draws.len(), 120);
+    frame
 }
 
 /// Images, compute results and statistics do not depend on the CPU's vector units: the
