@@ -476,52 +476,61 @@ impl TextureUnit {
                 (sub3(c[row + 1], c[row]), sub3(c[col + 2], c[col]))
             })),
         };
-        let lods = std::array::from_fn(|l| {
-            let Some((dx, dy)) = grads.map(|g| g[l]) else {
-                let lambda = match lod {
-                    Lod::Level(v) => v[l],
+        // A loop rather than `array::from_fn`: the closure `from_fn` takes was compiled on
+        // its own, for the baseline CPU, outside the AVX2 body this function is inlined into.
+        let mut lods = [LaneLod {
+            lambda: 0.0,
+            probes: 1,
+            axis: [0.0; 3],
+        }; 4];
+        for (l, out) in lods.iter_mut().enumerate() {
+            *out = 'lane: {
+                let Some((dx, dy)) = grads.map(|g| g[l]) else {
+                    let lambda = match lod {
+                        Lod::Level(v) => v[l],
+                        _ => 0.0,
+                    };
+                    break 'lane LaneLod {
+                        lambda: clamp_lod(lambda, sampler),
+                        probes: 1,
+                        axis: [0.0; 3],
+                    };
+                };
+                // Gradients in the position's space (face s,t for cubes) and in texels.
+                let (gx, gy) = match pos[l] {
+                    Pos::Cube { face, .. } => {
+                        let a = cube::project_derivative(c[l], dx, face);
+                        let b = cube::project_derivative(c[l], dy, face);
+                        ([a[0], a[1], 0.0], [b[0], b[1], 0.0])
+                    }
+                    Pos::Flat(_) => (mask(dx, dims), mask(dy, dims)),
+                };
+                let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
+                let rx = len3(mul3(gx, scale));
+                let ry = len3(mul3(gy, scale));
+                let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
+                let max_aniso = sampler.anisotropy() as f32;
+                let probes = if max_aniso > 1.0 && rmax > 0.0 {
+                    let ratio = rmax / rmin; // ∞ when rmin is 0
+                    if ratio.is_nan() {
+                        1.0
+                    } else {
+                        ratio.ceil().clamp(1.0, max_aniso)
+                    }
+                } else {
+                    1.0
+                };
+                let bias = match lod {
+                    Lod::Bias(b) => b[l],
                     _ => 0.0,
                 };
-                return LaneLod {
-                    lambda: clamp_lod(lambda, sampler),
-                    probes: 1,
-                    axis: [0.0; 3],
-                };
-            };
-            // Gradients in the position's space (face s,t for cubes) and in texels.
-            let (gx, gy) = match pos[l] {
-                Pos::Cube { face, .. } => {
-                    let a = cube::project_derivative(c[l], dx, face);
-                    let b = cube::project_derivative(c[l], dy, face);
-                    ([a[0], a[1], 0.0], [b[0], b[1], 0.0])
+                LaneLod {
+                    lambda: clamp_lod((rmax / probes).log2() + bias, sampler),
+                    probes: probes as u32,
+                    axis,
                 }
-                Pos::Flat(_) => (mask(dx, dims), mask(dy, dims)),
             };
-            let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
-            let rx = len3(mul3(gx, scale));
-            let ry = len3(mul3(gy, scale));
-            let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
-            let max_aniso = sampler.anisotropy() as f32;
-            let probes = if max_aniso > 1.0 && rmax > 0.0 {
-                let ratio = rmax / rmin; // ∞ when rmin is 0
-                if ratio.is_nan() {
-                    1.0
-                } else {
-                    ratio.ceil().clamp(1.0, max_aniso)
-                }
-            } else {
-                1.0
-            };
-            let bias = match lod {
-                Lod::Bias(b) => b[l],
-                _ => 0.0,
-            };
-            LaneLod {
-                lambda: clamp_lod((rmax / probes).log2() + bias, sampler),
-                probes: probes as u32,
-                axis,
-            }
-        });
+        }
         (pos, lods)
     }
 
