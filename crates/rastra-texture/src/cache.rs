@@ -258,8 +258,12 @@ pub struct L2Cache {
     config: CacheConfig,
     line_bytes: u64,
     ways: usize,
-    /// (line address, generation, last use) per way, `sets × ways`.
-    tags: Vec<Option<(u64, u64, u64)>>,
+    sets: usize,
+    /// (line address, generation) per way, `sets × ways`; [`L2Cache::EMPTY`] in a way that
+    /// holds nothing.
+    tags: Vec<(u64, u64)>,
+    /// Last use of each way (0: never used — empty ways are taken first).
+    last: Vec<u64>,
     clock: u64,
 }
 
@@ -269,14 +273,21 @@ impl L2Cache {
         let c = config.sanitized();
         let lines = (c.l2_bytes / c.l2_line_bytes) as usize;
         let ways = c.l2_ways as usize;
+        let sets = (lines / ways).max(1);
         L2Cache {
             config: *config,
             line_bytes: c.l2_line_bytes as u64,
             ways,
-            tags: vec![None; (lines / ways).max(1) * ways],
+            sets,
+            tags: vec![L2Cache::EMPTY; sets * ways],
+            last: vec![0; sets * ways],
             clock: 0,
         }
     }
+
+    /// The tag of a way holding nothing: no line address reaches `u64::MAX` (addresses are
+    /// a texture id above bit 40 and an offset; lines are at least a byte).
+    const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
 
     /// The cache geometry this L2 was made with; the units in front of it use its L1 fields.
     pub fn config(&self) -> &CacheConfig {
@@ -298,29 +309,42 @@ impl L2Cache {
 
     /// Forgets every line (a cold L2).
     pub fn invalidate(&mut self) {
-        self.tags.iter_mut().for_each(|t| *t = None);
+        self.tags.fill(L2Cache::EMPTY);
+        self.last.fill(0);
     }
 
-    /// Looks up the memory line holding `address`; true on a hit. A miss allocates it.
+    /// Looks up the memory line holding `address`; true on a hit. A miss allocates it in the
+    /// set's least recently used way (the first empty one, if any). The replay is serial
+    /// (tile order): powers of two divide by shifting, and the tags are searched apart from
+    /// the use times.
     fn access(&mut self, address: u64, generation: u64) -> bool {
-        let line = address / self.line_bytes;
-        let sets = self.tags.len() / self.ways;
+        let line = if self.line_bytes.is_power_of_two() {
+            address >> self.line_bytes.trailing_zeros()
+        } else {
+            address / self.line_bytes
+        };
         let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let set = ((mix >> 32) ^ line) as usize % sets;
-        let ways = &mut self.tags[set * self.ways..(set + 1) * self.ways];
+        let h = ((mix >> 32) ^ line) as usize;
+        let set = if self.sets.is_power_of_two() {
+            h & (self.sets - 1)
+        } else {
+            h % self.sets
+        };
+        let ways = set * self.ways..(set + 1) * self.ways;
         self.clock += 1;
-        for w in ways.iter_mut().flatten() {
-            if w.0 == line && w.1 == generation {
-                w.2 = self.clock;
-                return true;
-            }
+        let tags = &self.tags[ways.clone()];
+        if let Some(w) = tags.iter().position(|&t| t == (line, generation)) {
+            self.last[ways.start + w] = self.clock;
+            return true;
         }
-        let victim = ways
+        let last = &self.last[ways.clone()];
+        let victim = last
             .iter()
             .enumerate()
-            .min_by_key(|(_, w)| w.map_or(0, |w| w.2))
+            .min_by_key(|&(_, &used)| used)
             .map_or(0, |(i, _)| i);
-        ways[victim] = Some((line, generation, self.clock));
+        self.tags[ways.start + victim] = (line, generation);
+        self.last[ways.start + victim] = self.clock;
         false
     }
 }
