@@ -315,6 +315,11 @@ pub(crate) fn execute(
                 let label = format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len());
                 p.draws += 1;
                 let alone = !batchable(p.pipeline.as_ref().expect("validated at record time"));
+                if alone {
+                    // A draw that writes memory runs after the queued draws have finished
+                    // and before any later one starts, as if nothing were batched.
+                    run_queued(p, workers, l2, budget, stats)?;
+                }
                 p.queue_draw(label, *range, instances.clone());
                 if alone || p.queue.len() >= MAX_QUEUED_DRAWS {
                     run_queued(p, workers, l2, budget, stats)?;

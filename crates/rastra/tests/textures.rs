@@ -856,3 +856,105 @@ fn storage_bindings_of_attached_textures_and_high_groups_are_refused() {
         assert!(err.to_string().contains("uses @group(4)"), "{err}");
     }
 }
+
+/// A pass's draws run in batches, but a draw whose shaders write memory runs after the
+/// draws before it have finished and before the ones after it start: here a draw writes a
+/// storage texture that the draws on either side sample, and the additive sum shows each
+/// saw the texture as it was at its turn (0.25 before, 0.5 after: 0.75 in all).
+#[test]
+fn draws_around_a_storage_writing_draw_see_it_in_order() {
+    let (device, queue) = device();
+    let t = device
+        .create_texture(&TextureDescriptor {
+            label: None,
+            size: Extent3d {
+                width: 8,
+                height: 8,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format: TextureFormat::R32Float,
+            usage: TextureUsages::STORAGE_BINDING
+                | TextureUsages::TEXTURE_BINDING
+                | TextureUsages::COPY_DST,
+        })
+        .unwrap();
+    let quarter: Vec<u8> = (0..64).flat_map(|_| 0.25f32.to_le_bytes()).collect();
+    queue.write_texture(&t, &quarter).unwrap();
+    let view = t.create_view();
+    let src = "
+        @group(0) @binding(0) var seen: texture_2d<f32>;
+        @group(0) @binding(0) var marks: texture_storage_2d<r32float, write>;
+        @vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+            let p = vec2(f32(i & 1u) * 4.0 - 1.0, f32(i >> 1u) * 4.0 - 1.0);
+            return vec4(p, 0.0, 1.0);
+        }
+        @fragment fn fs_read(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            return vec4(textureLoad(seen, vec2<u32>(p.xy), 0).r, 0.0, 0.0, 1.0);
+        }
+        @fragment fn fs_write(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+            textureStore(marks, vec2<u32>(p.xy), vec4(0.5));
+            return vec4(0.0);
+        }";
+    let m = module(&device, src).unwrap();
+    let add = BlendComponent {
+        src_factor: BlendFactor::One,
+        dst_factor: BlendFactor::One,
+        operation: BlendOperation::Add,
+    };
+    let pipeline = |fs: &str| {
+        device
+            .create_render_pipeline(&RenderPipelineDescriptor {
+                label: None,
+                vertex: VertexState {
+                    module: &m,
+                    entry_point: Some("vs"),
+                    buffers: &[],
+                    constants: &[],
+                },
+                primitive: PrimitiveState::default(),
+                depth_stencil: None,
+                multisample: MultisampleState::default(),
+                fragment: Some(FragmentState {
+                    module: &m,
+                    entry_point: Some(fs),
+                    targets: &[Some(ColorTargetState {
+                        format: TextureFormat::Rgba8Unorm,
+                        blend: Some(BlendState {
+                            color: add,
+                            alpha: add,
+                        }),
+                        write_mask: ColorWrites::ALL,
+                    })],
+                    constants: &[],
+                }),
+            })
+            .unwrap()
+    };
+    let (read, write) = (pipeline("fs_read"), pipeline("fs_write"));
+    let bind = group(&device, &[BindingResource::TextureView(&view)]).unwrap();
+    let target_texture = target(&device, 8, 8, TextureFormat::Rgba8Unorm, 1);
+    let target_view = target_texture.create_view();
+    let mut encoder = device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            label: None,
+            color_attachments: &clear_pass(&target_view),
+            depth_stencil_attachment: None,
+            occlusion_query_set: None,
+        });
+        pass.set_bind_group(0, &bind);
+        for p in [&read, &write, &read] {
+            pass.set_pipeline(p);
+            pass.draw(0..3, 0..1);
+        }
+    }
+    queue.submit([encoder.finish().unwrap()]).unwrap();
+    let image = queue.read_texture(&target_texture).unwrap();
+    // 0.25 + 0.5 = 0.75 → 191 in every pixel.
+    for px in image.chunks(4) {
+        assert_eq!(px[0], 191, "{px:?}");
+    }
+}
