@@ -414,7 +414,9 @@ fn back_end(
     } else {
         workers.map_init(
             tiles.len(),
-            || -> Vec<Option<PixelPipe<'_, '_>>> { segments.iter().map(|_| None).collect() },
+            // A worker's pixel pipes, one per draw it meets, boxed: a batch may hold a
+            // thousand draws, and the table is made for every piece of work a worker takes.
+            || -> Vec<Option<Box<PixelPipe<'_, '_>>>> { segments.iter().map(|_| None).collect() },
             |pipes, k| -> Result<Vec<TileResult>, DrawError> {
                 let t = tiles[k];
                 let rect = front.grid.tile_rect(t);
@@ -430,7 +432,7 @@ fn back_end(
                     let p = call.pipeline;
                     let words = p.varying_words as usize;
                     let textured = call.fragment_resources.uses_textures();
-                    let pixels = pipes[s].get_or_insert_with(|| new_pipe(seg.draw));
+                    let pixels = pipes[s].get_or_insert_with(|| Box::new(new_pipe(seg.draw)));
                     let mut counters = Counters {
                         tiles_rasterized: 1,
                         ..Counters::default()
