@@ -64,13 +64,8 @@ struct Pass<'g> {
     colors: Vec<Option<(Memory<'g>, SurfaceLayout)>>,
     color_formats: Vec<Option<crate::TextureFormat>>,
     depth: Option<DepthAttachmentGuards<'g>>,
-    pipeline: Option<RenderPipeline>,
-    bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
-    vertex_buffers: Vec<Option<BufferRange>>,
-    index: Option<(BufferRange, IndexFormat)>,
-    viewport: Viewport,
-    scissor: ScissorRect,
-    blend_constant: Color,
+    /// What the next draw runs with.
+    state: DrawState,
     /// The active occlusion query: its set, index and the samples counted so far.
     query: Option<(QuerySet, u32, u64)>,
     /// The active pipeline-statistics query: its set, index and the sums so far.
@@ -80,16 +75,29 @@ struct Pass<'g> {
     queue: Vec<QueuedDraw>,
 }
 
-/// A draw waiting in the pass's queue, with the state it was recorded under.
-struct QueuedDraw {
-    label: String,
-    pipeline: RenderPipeline,
+/// The state a render pass's draws run with, set by its state commands.
+#[derive(Clone)]
+struct DrawState {
+    pipeline: Option<RenderPipeline>,
     bind_groups: [Option<BindGroup>; MAX_BIND_GROUPS as usize],
     vertex_buffers: Vec<Option<BufferRange>>,
     index: Option<(BufferRange, IndexFormat)>,
     viewport: Viewport,
     scissor: ScissorRect,
     blend_constant: Color,
+}
+
+impl DrawState {
+    /// The pipeline, which validation guarantees a draw has.
+    fn pipeline(&self) -> &RenderPipeline {
+        self.pipeline.as_ref().expect("validated at record time")
+    }
+}
+
+/// A draw waiting in the pass's queue, with the state it was recorded under.
+struct QueuedDraw {
+    label: String,
+    state: DrawState,
     range: rastra_pipeline::DrawRange,
     instances: std::ops::Range<u32>,
 }
@@ -213,35 +221,37 @@ pub(crate) fn execute(
                     colors: guards,
                     color_formats: formats,
                     depth,
-                    pipeline: None,
-                    bind_groups: Default::default(),
-                    vertex_buffers: Vec::new(),
-                    index: None,
-                    viewport: Viewport {
-                        x: 0.0,
-                        y: 0.0,
-                        width: *width as f32,
-                        height: *height as f32,
-                        min_depth: 0.0,
-                        max_depth: 1.0,
+                    state: DrawState {
+                        pipeline: None,
+                        bind_groups: Default::default(),
+                        vertex_buffers: Vec::new(),
+                        index: None,
+                        viewport: Viewport {
+                            x: 0.0,
+                            y: 0.0,
+                            width: *width as f32,
+                            height: *height as f32,
+                            min_depth: 0.0,
+                            max_depth: 1.0,
+                        },
+                        scissor: ScissorRect {
+                            x: 0,
+                            y: 0,
+                            width: *width,
+                            height: *height,
+                        },
+                        blend_constant: Color::TRANSPARENT,
                     },
-                    scissor: ScissorRect {
-                        x: 0,
-                        y: 0,
-                        width: *width,
-                        height: *height,
-                    },
-                    blend_constant: Color::TRANSPARENT,
                     query: None,
                     statistics: None,
                     queue: Vec::new(),
                 });
             }
-            Command::SetPipeline(p) => pass_mut(&mut pass).pipeline = Some(p.clone()),
+            Command::SetPipeline(p) => pass_mut(&mut pass).state.pipeline = Some(p.clone()),
             Command::SetBindGroup(index, group) => {
                 let groups = match compute.as_mut() {
                     Some(c) => &mut c.bind_groups,
-                    None => &mut pass_mut(&mut pass).bind_groups,
+                    None => &mut pass_mut(&mut pass).state.bind_groups,
                 };
                 groups[*index as usize] = Some(group.clone());
             }
@@ -293,17 +303,18 @@ pub(crate) fn execute(
             Command::EndComputePass => compute = None,
             Command::SetVertexBuffer(slot, range) => {
                 let p = pass_mut(&mut pass);
-                if p.vertex_buffers.len() <= *slot as usize {
-                    p.vertex_buffers.resize(*slot as usize + 1, None);
+                let buffers = &mut p.state.vertex_buffers;
+                if buffers.len() <= *slot as usize {
+                    buffers.resize(*slot as usize + 1, None);
                 }
-                p.vertex_buffers[*slot as usize] = Some(range.clone());
+                buffers[*slot as usize] = Some(range.clone());
             }
             Command::SetIndexBuffer(range, format) => {
-                pass_mut(&mut pass).index = Some((range.clone(), *format))
+                pass_mut(&mut pass).state.index = Some((range.clone(), *format))
             }
-            Command::SetViewport(v) => pass_mut(&mut pass).viewport = *v,
-            Command::SetScissor(s) => pass_mut(&mut pass).scissor = *s,
-            Command::SetBlendConstant(c) => pass_mut(&mut pass).blend_constant = *c,
+            Command::SetViewport(v) => pass_mut(&mut pass).state.viewport = *v,
+            Command::SetScissor(s) => pass_mut(&mut pass).state.scissor = *s,
+            Command::SetBlendConstant(c) => pass_mut(&mut pass).state.blend_constant = *c,
             Command::Draw { range, instances } => {
                 let p = pass_mut(&mut pass);
                 let what = match range {
@@ -314,7 +325,7 @@ pub(crate) fn execute(
                 };
                 let label = format!("{} draw {}: {what} × {}", p.label, p.draws, instances.len());
                 p.draws += 1;
-                let alone = !batchable(p.pipeline.as_ref().expect("validated at record time"));
+                let alone = !batchable(p.state.pipeline());
                 if alone {
                     // A draw that writes memory runs after the queued draws have finished
                     // and before any later one starts, as if nothing were batched.
@@ -729,13 +740,7 @@ impl Pass<'_> {
     ) {
         self.queue.push(QueuedDraw {
             label,
-            pipeline: self.pipeline.clone().expect("validated at record time"),
-            bind_groups: self.bind_groups.clone(),
-            vertex_buffers: self.vertex_buffers.clone(),
-            index: self.index.clone(),
-            viewport: self.viewport,
-            scissor: self.scissor,
-            blend_constant: self.blend_constant,
+            state: self.state.clone(),
             range,
             instances,
         });
@@ -782,7 +787,7 @@ fn run_queued(
         }
     }
     fn programs_of(q: &QueuedDraw) -> Vec<&rastra_shader::Program> {
-        let linked = &q.pipeline.0;
+        let linked = &q.state.pipeline().0;
         std::iter::once(&*linked.desc.vertex)
             .chain(linked.desc.fragment.as_deref())
             .collect()
@@ -791,7 +796,7 @@ fn run_queued(
     // a draw alone in its batch has any (`batchable`).
     let mut images: Vec<ImageTextures<'_>> = queue
         .iter()
-        .map(|q| lock_images(&programs_of(q), &q.bind_groups))
+        .map(|q| lock_images(&programs_of(q), &q.state.bind_groups))
         .collect();
     // Every texture the batch samples, locked once.
     let mut sampled: SampledTextures<'_> = Vec::new();
@@ -804,18 +809,28 @@ fn run_queued(
             .chain(p.depth.as_ref().map(|d| &*d.memory))
             .chain(images.iter().map(|(_, m)| &**m))
             .collect();
-        lock_sampled(&mut sampled, &programs_of(q), &q.bind_groups, &attached);
+        lock_sampled(
+            &mut sampled,
+            &programs_of(q),
+            &q.state.bind_groups,
+            &attached,
+        );
     }
     let mut calls = Vec::with_capacity(queue.len());
     for (q, images) in queue.iter().zip(&mut images) {
-        let linked = &q.pipeline.0;
+        let linked = &q.state.pipeline().0;
         let programs = programs_of(q);
         let vertex_buffers: Vec<BufferSlice<'_>> = (0..linked.desc.vertex_buffers.len())
-            .map(|s| slice(q.vertex_buffers[s].as_ref().expect("validated")))
+            .map(|s| slice(q.state.vertex_buffers[s].as_ref().expect("validated")))
             .collect();
-        let index_buffer = q.index.as_ref().map(|(r, format)| (slice(r), *format));
-        let mut storage = storage_images(&programs, &q.bind_groups, images).into_iter();
-        let mut vertex_resources = stage_resources(&linked.desc.vertex, &q.bind_groups, &sampled);
+        let index_buffer = q
+            .state
+            .index
+            .as_ref()
+            .map(|(r, format)| (slice(r), *format));
+        let mut storage = storage_images(&programs, &q.state.bind_groups, images).into_iter();
+        let mut vertex_resources =
+            stage_resources(&linked.desc.vertex, &q.state.bind_groups, &sampled);
         vertex_resources.images = storage.next().unwrap_or_default();
         let fragment_resources =
             linked
@@ -823,7 +838,7 @@ fn run_queued(
                 .fragment
                 .as_deref()
                 .map_or_else(StageResources::default, |fs| {
-                    let mut r = stage_resources(fs, &q.bind_groups, &sampled);
+                    let mut r = stage_resources(fs, &q.state.bind_groups, &sampled);
                     r.images = storage.next().unwrap_or_default();
                     r
                 });
@@ -835,9 +850,9 @@ fn run_queued(
             instances: q.instances.clone(),
             vertex_resources,
             fragment_resources,
-            viewport: q.viewport,
-            scissor: q.scissor,
-            blend_constant: q.blend_constant,
+            viewport: q.state.viewport,
+            scissor: q.state.scissor,
+            blend_constant: q.state.blend_constant,
         });
     }
     let colors = p
@@ -897,7 +912,7 @@ fn indirect_draw(
     Option<std::ops::Range<u32>>,
     String,
 ) {
-    let pipeline = p.pipeline.as_ref().expect("validated at record time");
+    let pipeline = p.state.pipeline();
     let layouts = &pipeline.0.desc.vertex_buffers;
     let limit = |step: VertexStepMode| -> u64 {
         layouts
@@ -905,7 +920,7 @@ fn indirect_draw(
             .enumerate()
             .filter(|(_, l)| l.step_mode == step)
             .map(|(slot, l)| {
-                let bound = p.vertex_buffers[slot].as_ref().expect("validated");
+                let bound = p.state.vertex_buffers[slot].as_ref().expect("validated");
                 element_limit(l, bound.size)
             })
             .min()
@@ -924,7 +939,7 @@ fn indirect_draw(
         let mut bytes = [0; DrawIndexedIndirectArgs::SIZE as usize];
         buffer.read_bytes(offset, &mut bytes);
         let a = DrawIndexedIndirectArgs::from_bytes(bytes);
-        let (index, format) = p.index.as_ref().expect("validated at record time");
+        let (index, format) = p.state.index.as_ref().expect("validated at record time");
         let range = fits(
             a.first_index,
             a.index_count,
