@@ -370,10 +370,7 @@ fn back_end(
     let new_pipe = |d: usize| {
         let call = &calls[d];
         let p = call.pipeline;
-        let depth_range = [
-            call.viewport.min_depth.min(call.viewport.max_depth),
-            call.viewport.min_depth.max(call.viewport.max_depth),
-        ];
+        let depth_range = call.viewport.depth_range();
         let colors = colors
             .iter()
             .zip(&p.desc.targets)
@@ -443,10 +440,7 @@ fn back_end(
                     if textured {
                         pixels.unit.invalidate_l1();
                     }
-                    let depth_range = [
-                        call.viewport.min_depth.min(call.viewport.max_depth),
-                        call.viewport.min_depth.max(call.viewport.max_depth),
-                    ];
+                    let depth_range = call.viewport.depth_range();
                     let start = shared_budget.load(Ordering::Relaxed);
                     let mut local = start;
                     let mut result = Ok(());

@@ -322,7 +322,6 @@ fn flush_for_cpu<'a, 'fb, 's>(
     let p = pipe.pipeline;
     let words = p.varying_words as usize;
     let lanes = pipe.pending.len() * 4;
-    let active = lane_mask(lanes);
     // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
     // for it, its centroid sample); per quad: its triangle's planes. The weights and
     // interpolated values are then computed for all lanes at once.
@@ -416,27 +415,19 @@ fn flush_for_cpu<'a, 'fb, 's>(
             }
         }
     }
-    let program = p
-        .desc
-        .fragment
-        .as_deref()
-        .expect("a warp implies a fragment shader");
-    let info = rastra_shader::execute(
-        program,
+    let info = shade(
+        p,
         warp,
-        active,
+        lanes,
         helpers,
         &pipe.resources,
         &mut pipe.unit,
         budget,
+        counters,
     )?;
-    account_warp(&info, lanes, helpers, counters);
 
     let samples = pipe.pattern.count;
-    let (dmin, dmax) = (
-        pipe.viewport.min_depth.min(pipe.viewport.max_depth),
-        pipe.viewport.min_depth.max(pipe.viewport.max_depth),
-    );
+    let [dmin, dmax] = pipe.viewport.depth_range();
     // No test or write after shading and no shader depth: a quad's surviving coverage
     // is its coverage without the lanes that discarded, all four pixels at once.
     let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
@@ -498,14 +489,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
         }
         quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
     }
-    write_targets(
-        p,
-        &pipe.colors,
-        warp,
-        samples as usize,
-        &quads[..pipe.pending.len()],
-        counters,
-    );
+    let quads = &quads[..pipe.pending.len()];
+    write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
+        write_target(surface, samples as usize, quads, regs)
+    });
     pipe.pending.clear();
     Ok(())
 }
@@ -535,26 +522,57 @@ fn discarded_pixels(discarded: Mask, q: usize) -> u32 {
     ((bits * 0x0020_4081) & 0x0101_0101) * 0xff
 }
 
-/// The output merger's work for a shaded warp: every colour output into its target, the
-/// quads (position, surviving coverage) in arrival order.
+/// The output merger's work for a shaded warp: every colour output into its target through
+/// `write` (given the target and the output's registers; returns samples written and
+/// blended).
 #[inline(always)]
 fn write_targets(
     p: &RenderPipeline,
     colors: &[Option<ColorSurface<'_>>],
     warp: &Warp,
-    samples: usize,
-    quads: &[(u32, u32, [u8; 4])],
     counters: &mut Counters,
+    write: impl Fn(&ColorSurface<'_>, &[[u32; WARP_LANES]]) -> (u64, u64),
 ) {
     for out in &p.color_outputs {
         let Some(surface) = colors[out.target].as_ref() else {
             continue;
         };
-        let regs = warp.regs(out.reg, out.components);
-        let (written, blended) = write_target(surface, samples, quads, regs);
+        let (written, blended) = write(surface, warp.regs(out.reg, out.components));
         counters.samples_written += written;
         counters.samples_blended += blended;
     }
+}
+
+/// Runs the fragment program on `warp` (`active` lanes, `helpers` among them) and counts
+/// the execution.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn shade(
+    p: &RenderPipeline,
+    warp: &mut Warp,
+    lanes: usize,
+    helpers: Mask,
+    resources: &Resources<'_>,
+    unit: &mut TextureUnit,
+    budget: &mut u64,
+    counters: &mut Counters,
+) -> Result<rastra_shader::ExecInfo, rastra_shader::ExecError> {
+    let program = p
+        .desc
+        .fragment
+        .as_deref()
+        .expect("a warp implies a fragment shader");
+    let info = rastra_shader::execute(
+        program,
+        warp,
+        lane_mask(lanes),
+        helpers,
+        resources,
+        unit,
+        budget,
+    )?;
+    account_warp(&info, lanes, helpers, counters);
+    Ok(info)
 }
 
 rastra_texture::multiversion! {
@@ -611,21 +629,16 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
             interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
         }
     }
-    let program = p
-        .desc
-        .fragment
-        .as_deref()
-        .expect("a warp implies a fragment shader");
-    let info = rastra_shader::execute(
-        program,
+    let info = shade(
+        p,
         warp,
-        lane_mask(WARP_LANES),
+        WARP_LANES,
         0,
         &pipe.resources,
         &mut pipe.unit,
         budget,
+        counters,
     )?;
-    account_warp(&info, WARP_LANES, 0, counters);
     let covered = full as u32 * 0x0101_0101;
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
         let cov = covered & !discarded_pixels(info.discarded, q);
@@ -635,15 +648,9 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
         .iter()
         .map(|(_, _, c)| u32::from_le_bytes(*c).count_ones() as u64)
         .sum::<u64>();
-    for out in &p.color_outputs {
-        let Some(surface) = pipe.colors[out.target].as_ref() else {
-            continue;
-        };
-        let regs = warp.regs(out.reg, out.components);
-        let (written, blended) = write_row_target(surface, &quads, regs);
-        counters.samples_written += written;
-        counters.samples_blended += blended;
-    }
+    write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
+        write_row_target(surface, &quads, regs)
+    });
     Ok(())
 }
 }

@@ -280,6 +280,17 @@ pub struct Viewport {
     pub max_depth: f32,
 }
 
+impl Viewport {
+    /// The depth range fragment depths are clamped to, low end first (WebGPU allows
+    /// `min_depth > max_depth`).
+    pub fn depth_range(&self) -> [f32; 2] {
+        [
+            self.min_depth.min(self.max_depth),
+            self.min_depth.max(self.max_depth),
+        ]
+    }
+}
+
 /// The scissor rectangle, in framebuffer pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScissorRect {
