@@ -1,0 +1,236 @@
+//! Tests of the texture unit's short paths against the general computations they
+//! shorten (bit for bit, cache statistics included).
+
+use super::*;
+use crate::{AddressMode, BorderColor, SamplerDesc, TextureDesc, TextureFormat};
+
+/// The tabled probe offsets are the formula's bits, for every probe count the table
+/// holds and beyond it.
+#[test]
+fn probe_offsets_equal_the_formula() {
+    for n in 1..=40u32 {
+        for k in 0..n {
+            let want = (k as f32 + 0.5) / n as f32 - 0.5;
+            assert_eq!(probe_offset(k, n).to_bits(), want.to_bits(), "{k} of {n}");
+        }
+    }
+}
+
+/// The truncation-based floor agrees with `f32::floor` on edge values and a sweep.
+#[test]
+fn floor_i64_is_the_floor() {
+    let reference = |x: f32| (x.floor() as i64).clamp(-(1 << 40), 1 << 40);
+    let mut values = vec![
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        1.5,
+        -1.5,
+        2.5e-8,
+        -2.5e-8,
+        8388607.5,
+        -8388607.5,
+        8388608.0,
+        -8388609.0,
+        1e12,
+        -1e12,
+        1e30,
+        -1e30,
+        f32::MAX,
+        f32::MIN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+    ];
+    let mut x = -70000.0f32;
+    while x < 70000.0 {
+        values.push(x);
+        x += 0.37;
+    }
+    for v in values {
+        assert_eq!(super::floor_i64(v), reference(v), "{v}");
+        assert_eq!(super::floor_f32(v).to_bits(), v.floor().to_bits(), "{v}");
+    }
+}
+
+/// [`linear_axis`]'s short path (one floor, in-range texels as their own address)
+/// against the general computation it shortens, bit for bit: values around zero, texel
+/// edges, the 2²³ boundary, huge values, infinities and NaN, every mode, odd sizes.
+#[test]
+fn linear_axis_equals_the_general_computation() {
+    fn general(u: f32, n: u32, offset: i32, mode: AddressMode) -> [(Option<u32>, f32); 2] {
+        let u = u - 0.5;
+        let fl = floor_f32(u);
+        let frac = if (u - fl).is_finite() { u - fl } else { 0.0 };
+        let i0 = sat_add(floor_i64(u), offset);
+        [
+            (address(i0, n, mode), 1.0 - frac),
+            (address(i0 + 1, n, mode), frac),
+        ]
+    }
+    let modes = [
+        AddressMode::Repeat,
+        AddressMode::MirrorRepeat,
+        AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder,
+    ];
+    let mut s = 0x2545_f491u32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    let special = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        8_388_607.5,
+        8_388_608.5,
+        -8_388_607.5,
+        -8_388_609.0,
+        1e20,
+        -1e20,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    for i in 0..200_000u32 {
+        let r = next();
+        let u = match i % 4 {
+            0 => special[(r % special.len() as u32) as usize],
+            1 => f32::from_bits(next()),
+            2 => (next() % 4096) as f32 / 16.0 - 128.0,
+            _ => (next() as i32 >> 4) as f32 / 64.0,
+        };
+        let n = [1, 2, 3, 7, 64, 1000][(r >> 4) as usize % 6];
+        let offset = (r >> 8) as i32 % 9 - 4;
+        let mode = modes[(r >> 12) as usize % 4];
+        let a = linear_axis(u, n, offset, mode);
+        let b = general(u, n, offset, mode);
+        for k in 0..2 {
+            assert_eq!(a[k].0, b[k].0, "u {u} n {n} offset {offset} {mode:?}");
+            assert_eq!(a[k].1.to_bits(), b[k].1.to_bits(), "u {u} n {n}");
+        }
+    }
+}
+
+/// The bilinear fast path gives the general path's bits and cache traffic: every
+/// address mode and border, coordinates inside, outside and far outside the texture,
+/// odd sizes, two levels, texel offsets, an array layer.
+#[test]
+fn bilinear_2d_equals_the_general_footprint() {
+    let mut tex = Texture::new(
+        TextureDesc::d2(13, 7, TextureFormat::Rgba8Unorm)
+            .with_mips(2)
+            .with_layers(2),
+    )
+    .unwrap();
+    for level in 0..2 {
+        let [w, h, _] = tex.desc().mip_size(level);
+        for layer in 0..2 {
+            for y in 0..h {
+                for x in 0..w {
+                    let b = [
+                        x as u8 * 19,
+                        y as u8 * 37,
+                        (x ^ y) as u8 * 11,
+                        200 + layer as u8,
+                    ];
+                    tex.element_mut(level, layer, x, y)
+                        .unwrap()
+                        .copy_from_slice(&b);
+                }
+            }
+        }
+    }
+    let view = TextureView::whole(&tex).unwrap();
+    let src = Source {
+        texture: &tex,
+        format: view.format,
+        aspect: view.aspect,
+    };
+    let modes = [
+        AddressMode::Repeat,
+        AddressMode::MirrorRepeat,
+        AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder,
+    ];
+    let (mut fast, mut general) = (TextureUnit::default(), TextureUnit::default());
+    let mut s = 0x9e37_79b9u32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    for i in 0..20_000 {
+        let r = next();
+        let sampler = Sampler::new(SamplerDesc {
+            address_mode_u: modes[(r & 3) as usize],
+            address_mode_v: modes[(r >> 2 & 3) as usize],
+            border_color: [
+                BorderColor::TransparentBlack,
+                BorderColor::OpaqueBlack,
+                BorderColor::OpaqueWhite,
+            ][(r >> 4) as usize % 3],
+            ..SamplerDesc::default()
+        })
+        .unwrap();
+        let coord = |v: u32| match v % 5 {
+            0 => (v >> 3) as f32 / (1 << 29) as f32 * 3.0 - 1.0,
+            1 => (v >> 3) as f32 / (1 << 29) as f32,
+            2 => ((v >> 3) % 64) as f32 / 13.0,
+            3 => -1e9 + (v >> 3) as f32,
+            _ => f32::from_bits(v),
+        };
+        let c = [coord(next()), coord(next()), 0.0];
+        // Mostly small offsets; sometimes ones at and beyond the short path's limit.
+        let offsets = [
+            -1,
+            0,
+            1,
+            -13,
+            1 << 24,
+            -(1 << 24),
+            (1 << 24) + 1,
+            i32::MIN,
+            i32::MAX,
+        ];
+        let pick = |v: u32| {
+            if v % 8 == 0 {
+                offsets[(v / 8) as usize % offsets.len()]
+            } else {
+                v as i32 % 3 - 1
+            }
+        };
+        let o = next();
+        let offset = [pick(o), pick(o >> 12), 0];
+        let (level, slice) = ((r >> 12) & 1, (r >> 13) & 1);
+        let ctx = LaneCtx {
+            slice,
+            depth_ref: None,
+        };
+        let l = fast.level_2d(&src, &view, &sampler, level, slice);
+        let a = fast.bilinear_2d(&l, offset, c);
+        let b = general.footprint_general(
+            &src,
+            &view,
+            &sampler,
+            offset,
+            level,
+            Pos::Flat(c),
+            FilterMode::Linear,
+            &ctx,
+        );
+        assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "case {i}: {c:?}");
+    }
+    assert_eq!(fast.stats(), general.stats());
+}
