@@ -7,7 +7,9 @@
 use rastra_texture::format::encode_unorm8 as unorm8;
 use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 #[cfg(target_arch = "x86_64")]
-use rastra_texture::format::{encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2};
+use rastra_texture::format::{
+    encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2, unorm8_decode_avx2,
+};
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
 };
@@ -149,24 +151,6 @@ pub struct Rop {
 enum Unorm8Order {
     Rgba,
     Bgra,
-}
-
-/// `code / 255` (the unorm8 decode, exactly rounded) of eight codes (32-bit lanes, each
-/// below 256) without a division: the product with the rounded reciprocal, then one
-/// correction step by the exact residual (two fused multiply-adds). The result equals the
-/// division for every code (`reciprocal_unorm8_decode_is_the_division` checks all 256).
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
-    use std::arch::x86_64::*;
-    let c = _mm256_cvtepi32_ps(codes);
-    let (k, inv) = (_mm256_set1_ps(255.0), _mm256_set1_ps(1.0 / 255.0));
-    let q = _mm256_mul_ps(c, inv);
-    let residual = _mm256_fnmadd_ps(q, k, c);
-    _mm256_fmadd_ps(residual, inv, q)
 }
 
 impl Rop {
@@ -857,26 +841,6 @@ mod tests {
                     assert_eq!(got, want);
                 }
             }
-        }
-    }
-
-    /// The division-free unorm8 decode of the pair path equals `code / 255` for every code.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn reciprocal_unorm8_decode_is_the_division() {
-        if !rastra_texture::cpu::wide() {
-            return;
-        }
-        use std::arch::x86_64::*;
-        for code in 0..256i32 {
-            let mut got = [0f32; 8];
-            // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes stored.
-            unsafe {
-                let v = super::unorm8_decode_avx2(_mm256_set1_epi32(code));
-                _mm256_storeu_ps(got.as_mut_ptr(), v);
-            }
-            let want = code as f32 / 255.0;
-            assert_eq!(got.map(f32::to_bits), [want.to_bits(); 8], "code {code}");
         }
     }
 

@@ -34,7 +34,7 @@
 //! is one L1 access.
 
 use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
-use crate::format::{TextureAspect, TextureFormat};
+use crate::format::{TextureAspect, TextureFormat, Unorm8Decoder};
 use crate::storage::{TILE, Texture, TextureDimension, demorton8, morton8};
 
 /// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
@@ -787,6 +787,18 @@ impl TexelCache {
                 let l = line_of(first_address);
                 l2_lines.push(l);
                 request_l2(&mut self.l2, &mut self.stats, l * lb, tex.generation());
+                #[cfg(target_arch = "x86_64")]
+                if let Some(d) = &unorm8
+                    && d.four_channels()
+                    && n % 2 == 0
+                    && crate::cpu::wide()
+                {
+                    // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA; the
+                    // decoder takes four-byte texels.
+                    unsafe { fill_pairs_avx2(d, &bytes[..n * eb], line, lw) };
+                    self.fill_lines = l2_lines;
+                    return;
+                }
                 for (m, t) in bytes.chunks_exact(eb).take(n).enumerate() {
                     let (tx, ty) = demorton8(m as u32);
                     decode(t, &mut line[(ty * lw + tx) as usize]);
@@ -870,5 +882,30 @@ impl TexelCache {
             }
         }
         self.fill_lines = l2_lines;
+    }
+}
+
+/// The single-L2-line fill's decode for 4-byte unorm8 texels: `bytes` holds a square line's
+/// texels in Morton order (`storage`), two at a time through
+/// [`Unorm8Decoder::decode_pair_avx2`] — the values the per-texel decode gives — each stored
+/// at its row-major place in `line` (`lw` texels a row).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA, and `d` must decode four-byte texels.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]], lw: u32) {
+    use std::arch::x86_64::*;
+    for (p, pair) in bytes.chunks_exact(8).enumerate() {
+        let pair: &[u8; 8] = pair.try_into().expect("chunks of eight bytes");
+        // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
+        let v = unsafe { d.decode_pair_avx2(pair) };
+        let halves = [_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v)];
+        for (k, half) in halves.into_iter().enumerate() {
+            let (tx, ty) = demorton8((2 * p + k) as u32);
+            let texel = &mut line[(ty * lw + tx) as usize];
+            // SAFETY: a 16-byte store into a four-word texel.
+            unsafe { _mm_storeu_ps(texel.as_mut_ptr().cast(), half) };
+        }
     }
 }

@@ -1213,6 +1213,7 @@ fn srgb_tables() -> &'static SrgbTables {
 pub struct Unorm8Decoder {
     n: usize,
     bgra: bool,
+    srgb: bool,
     /// Colour channels' table (sRGB or linear), alpha's table (always linear).
     color: &'static [f32; 256],
     alpha: &'static [f32; 256],
@@ -1235,6 +1236,7 @@ impl TextureFormat {
             } => Some(Unorm8Decoder {
                 n,
                 bgra,
+                srgb: self.is_srgb(),
                 color: if self.is_srgb() {
                     srgb8_decode_table()
                 } else {
@@ -1248,6 +1250,51 @@ impl TextureFormat {
 }
 
 impl Unorm8Decoder {
+    /// Whether texels are four bytes (RGBA or BGRA): what [`Unorm8Decoder::decode_pair_avx2`]
+    /// takes.
+    pub fn four_channels(&self) -> bool {
+        self.n == 4
+    }
+
+    /// [`Unorm8Decoder::decode`] of two 4-byte texels, `t[..4]` and `t[4..]`, at once: the
+    /// first texel's four values (f32 bits) in the low half of the register. Unorm channels
+    /// through [`unorm8_decode_avx2`] (the table's values), sRGB colour channels from the
+    /// decoder's table.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA, and the format must have four channels
+    /// ([`Unorm8Decoder::four_channels`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub unsafe fn decode_pair_avx2(&self, t: &[u8; 8]) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        debug_assert!(self.four_channels());
+        // SAFETY: an eight-byte load of an eight-byte array.
+        let raw = unsafe { _mm_loadl_epi64(t.as_ptr().cast()) };
+        // BGRA: bytes 0 and 2 of each texel trade places.
+        let raw = if self.bgra {
+            _mm_shuffle_epi8(
+                raw,
+                _mm_setr_epi8(2, 1, 0, 3, 6, 5, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            )
+        } else {
+            raw
+        };
+        let codes = _mm256_cvtepu8_epi32(raw);
+        // SAFETY: AVX2 and FMA (this function's contract); codes are bytes.
+        let linear = unsafe { unorm8_decode_avx2(codes) };
+        if self.srgb {
+            // The sRGB decode table (`srgb8_to_linear_avx2`'s), read with one gather.
+            // SAFETY: codes are bytes, below the table's 256 entries.
+            let colour = unsafe { _mm256_i32gather_ps::<4>(self.color.as_ptr(), codes) };
+            // Alpha (lanes 3 and 7) stays linear.
+            _mm256_blend_ps::<0b1000_1000>(colour, linear)
+        } else {
+            linear
+        }
+    }
+
     /// The texel at the start of `t` as register values (f32 bits): missing channels 0,
     /// missing alpha 1.
     #[inline]
@@ -1374,6 +1421,26 @@ pub unsafe fn srgb8_to_linear_avx2(codes: std::arch::x86_64::__m256i) -> std::ar
     unsafe { _mm256_i32gather_ps::<4>(srgb_tables().decode.as_ptr(), codes) }
 }
 
+/// `code / 255` (the unorm8 decode, exactly rounded: [`Unorm8Decoder`]'s table) of eight
+/// codes (32-bit lanes, each below 256) without a division: the product with the rounded
+/// reciprocal, then one correction step by the exact residual (two fused multiply-adds).
+/// The result equals the division for every code (`reciprocal_unorm8_decode_is_the_division`
+/// checks all 256).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let c = _mm256_cvtepi32_ps(codes);
+    let (k, inv) = (_mm256_set1_ps(255.0), _mm256_set1_ps(1.0 / 255.0));
+    let q = _mm256_mul_ps(c, inv);
+    let residual = _mm256_fnmadd_ps(q, k, c);
+    _mm256_fmadd_ps(residual, inv, q)
+}
+
 /// [`linear_to_srgb8`] given the tables.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 #[inline(always)]
@@ -1397,6 +1464,26 @@ fn srgb8_encode(t: &SrgbTables, x: f32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The division-free unorm8 decode equals `code / 255` for every code.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn reciprocal_unorm8_decode_is_the_division() {
+        if !crate::cpu::wide() {
+            return;
+        }
+        use std::arch::x86_64::*;
+        for code in 0..256i32 {
+            let mut got = [0f32; 8];
+            // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes stored.
+            unsafe {
+                let v = super::unorm8_decode_avx2(_mm256_set1_epi32(code));
+                _mm256_storeu_ps(got.as_mut_ptr(), v);
+            }
+            let want = code as f32 / 255.0;
+            assert_eq!(got.map(f32::to_bits), [want.to_bits(); 8], "code {code}");
+        }
+    }
 
     /// The 8-bit encodes (one value, four at once) equal the generic unorm rule: at NaN,
     /// infinities, every code's rounding boundary ± 2 ulps, and a sweep of [-0.5, 1.5].
@@ -1548,5 +1635,48 @@ mod unorm8_decoder_tests {
             }
         }
         assert!(formats >= 6, "only {formats} 8-bit unorm formats");
+    }
+
+    /// Two texels at once give what two calls of the per-texel decoder give, for every
+    /// four-channel 8-bit unorm format (RGBA and BGRA, linear and sRGB), every code in
+    /// every channel of both texels.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pairs_match_the_per_texel_decoder() {
+        if !crate::cpu::wide() {
+            return;
+        }
+        let mut formats = 0;
+        for format in TextureFormat::all() {
+            let Some(d) = format.unorm8_decoder().filter(|d| d.four_channels()) else {
+                continue;
+            };
+            formats += 1;
+            for code in 0..=255u8 {
+                let t = [
+                    code,
+                    code.wrapping_mul(7),
+                    code ^ 0x5a,
+                    255 - code,
+                    code.wrapping_add(85),
+                    code.wrapping_mul(13),
+                    !code,
+                    code.rotate_left(3),
+                ];
+                let mut got = [[0u32; 4]; 2];
+                // SAFETY: `wide()` said the CPU has AVX2 and FMA; four-channel format; a
+                // 32-byte store into two four-word texels.
+                unsafe {
+                    let v = d.decode_pair_avx2(&t);
+                    std::arch::x86_64::_mm256_storeu_ps(got.as_mut_ptr().cast(), v);
+                }
+                let want = [d.decode(&t[..4]), d.decode(&t[4..])];
+                assert_eq!(got, want, "{format:?} code {code}");
+            }
+        }
+        assert!(
+            formats >= 4,
+            "only {formats} four-channel 8-bit unorm formats"
+        );
     }
 }
