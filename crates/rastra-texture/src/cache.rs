@@ -148,8 +148,10 @@ impl TexelCacheStats {
 /// Taps of one footprint the cache resolves together: a bilinear footprint on two levels.
 const MAX_FOOTPRINT: usize = 8;
 
-/// Ways an access checks before searching its set ([`TexelCache::access_hashed`]).
-const RECENT_WAYS: usize = 4;
+/// Slots of the way-hint table ([`TexelCache::access_hashed`]): four times the default
+/// L1's 64 lines, so resident lines rarely share a slot.
+const HINT_BITS: u32 = 8;
+const HINT_SLOTS: usize = 1 << HINT_BITS;
 
 /// Sources one L1 can tell apart between invalidations (a tag's source field is 24 bits;
 /// the all-ones value marks an empty way). Reaching it empties the L1 (a cold start).
@@ -183,6 +185,12 @@ fn surface_hash(tex: u64, generation: u64, level: u32, slice: u32) -> u64 {
         h = (h ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(23);
     }
     h
+}
+
+/// The way-hint slot of a line: its position mixed with the hash of the rest of its tag.
+#[inline(always)]
+fn hint_slot(key: &LineKey, hash: u64) -> usize {
+    ((key.pos ^ hash).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HINT_BITS)) as usize
 }
 
 impl LineKey {
@@ -440,11 +448,9 @@ pub(crate) struct TexelCache {
     sources: Vec<SourceKey>,
     /// The index [`TexelCache::source_index`] returned last.
     last_source: usize,
-    /// The ways the last few set searches returned (round robin), checked before a
-    /// search.
-    recent: [usize; RECENT_WAYS],
-    /// Where the next searched way goes in `recent`.
-    recent_next: usize,
+    /// Way hints: per slot (a hash of a line's tag), the way a search last found or
+    /// filled a line of that slot in — checked before searching.
+    hints: Box<[u32; HINT_SLOTS]>,
     /// Decoded texels, `line_texels` per way.
     data: Vec<[u32; 4]>,
     clock: u64,
@@ -479,8 +485,7 @@ impl TexelCache {
             tags: vec![(LineKey::EMPTY, 0); sets * ways],
             sources: Vec::new(),
             last_source: 0,
-            recent: [0; RECENT_WAYS],
-            recent_next: 0,
+            hints: Box::new([0; HINT_SLOTS]),
             data: vec![[0; 4]; sets * ways * line_texels],
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
@@ -676,45 +681,48 @@ impl TexelCache {
     }
 
     /// One L1 access: returns the way holding `key` (whose [`surface_hash`] is `hash`),
-    /// filling it on a miss. The ways recent searches returned are checked first: a tag
-    /// lives in one way only, so a way that still holds `key` is the way the set's search
-    /// would find (same hit, same LRU update), found without searching. (A footprint's
-    /// lines on two levels are four ways that keep coming back.)
+    /// filling it on a miss. The way its hint slot names is checked first: a tag lives in
+    /// one way only, so a way that holds `key` is the way the set's search would find (same
+    /// hit, same LRU update), found without searching. A stale hint (the line moved on or
+    /// the slot went to another line) only costs the search.
     #[inline(always)]
     fn access_hashed(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
-        for w in self.recent {
-            debug_assert!(w < self.tags.len());
-            // SAFETY: `recent` holds ways `search` returned (indices of `tags`) or its
-            // initial 0 (`tags` is never empty: `sets · ways` ≥ 1), and `tags` never changes
-            // length after `new`.
-            let t = unsafe { self.tags.get_unchecked_mut(w) };
-            if t.0 == *key {
-                t.1 = self.clock;
-                self.stats.l1_hits += 1;
-                return w;
-            }
+        let slot = hint_slot(key, hash);
+        let w = self.hints[slot] as usize;
+        debug_assert!(w < self.tags.len());
+        // SAFETY: hints hold ways `search` returned (indices of `tags`) or their initial 0
+        // (`tags` is never empty: `sets · ways` ≥ 1), and `tags` never changes length after
+        // `new`.
+        let t = unsafe { self.tags.get_unchecked_mut(w) };
+        if t.0 == *key {
+            t.1 = self.clock;
+            self.stats.l1_hits += 1;
+            return w;
         }
         let w = self.search(src, key, hash, dims);
-        self.recent[self.recent_next % RECENT_WAYS] = w;
-        self.recent_next = self.recent_next.wrapping_add(1);
+        self.hints[slot] = w as u32;
         w
     }
 
-    /// [`TexelCache::access_hashed`] past the recent ways: the set's search, and the fill
+    /// [`TexelCache::access_hashed`] past the hint: the set's search, and the fill
     /// on a miss.
     #[inline(never)]
     fn search(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         let set = key.set(hash, self.sets);
         let base = set * self.ways;
-        for w in base..base + self.ways {
-            let t = &mut self.tags[w];
-            if t.0 == *key {
-                t.1 = self.clock;
-                self.stats.l1_hits += 1;
-                return w;
-            }
+        // Every way compared without a branch per way (which way holds a line is
+        // unpredictable); a tag lives in one way at most.
+        let mut found = usize::MAX;
+        for (w, t) in self.tags[base..base + self.ways].iter().enumerate() {
+            let hit = (t.0.pos == key.pos) & (t.0.surface == key.surface);
+            found = if hit { base + w } else { found };
+        }
+        if let Some(t) = self.tags.get_mut(found) {
+            t.1 = self.clock;
+            self.stats.l1_hits += 1;
+            return found;
         }
         self.stats.l1_misses += 1;
         self.stats.l1_texels_filled += self.line_texels as u64;
@@ -790,7 +798,7 @@ impl TexelCache {
                 #[cfg(target_arch = "x86_64")]
                 if let Some(d) = &unorm8
                     && d.four_channels()
-                    && n % 2 == 0
+                    && n.is_multiple_of(2)
                     && crate::cpu::wide()
                 {
                     // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA; the
@@ -906,6 +914,88 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
             let texel = &mut line[(ty * lw + tx) as usize];
             // SAFETY: a 16-byte store into a four-word texel.
             unsafe { _mm_storeu_ps(texel.as_mut_ptr().cast(), half) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::TextureDesc;
+
+    impl TexelCache {
+        /// [`TexelCache::access_hashed`] without the way hints: every access searches its
+        /// set (the model the hints shortcut).
+        fn access_searching(
+            &mut self,
+            src: &Source,
+            key: &LineKey,
+            hash: u64,
+            dims: (u32, u32),
+        ) -> usize {
+            self.stats.l1_accesses += 1;
+            self.clock += 1;
+            self.search(src, key, hash, dims)
+        }
+    }
+
+    /// Accesses through the way hints find the ways, hits, misses and LRU victims a search
+    /// of every access finds: random lines of three mips and two textures, many more than
+    /// the L1 holds (so hints go stale and slots collide), a small and a two-way geometry,
+    /// with invalidations.
+    #[test]
+    fn way_hints_equal_searching_every_access() {
+        let textures: Vec<Texture> = (0..2)
+            .map(|_| {
+                Texture::new(TextureDesc::d2(256, 256, TextureFormat::Rgba8Unorm).with_mips(3))
+                    .unwrap()
+            })
+            .collect();
+        let mut s = 0x2545_f491u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        for config in [
+            CacheConfig::default(),
+            CacheConfig {
+                l1_lines: 16,
+                l1_ways: 2,
+                ..CacheConfig::default()
+            },
+        ] {
+            let (mut hinted, mut searching) = (
+                TexelCache::new(config, false),
+                TexelCache::new(config, false),
+            );
+            for i in 0..200_000u32 {
+                let r = next();
+                let tex = &textures[(r & 1) as usize];
+                let src = Source {
+                    texture: tex,
+                    format: TextureFormat::Rgba8Unorm,
+                    aspect: TextureAspect::All,
+                };
+                let level = (r >> 1) % 3;
+                // Mostly a small neighbourhood (hits), sometimes anywhere on the level.
+                let span = if r >> 3 & 7 == 0 { 64 >> level } else { 3 };
+                let (lx, ly) = ((r >> 6) % span, (r >> 14) % span);
+                let (a, b) = (
+                    hinted.surface(&src, level, 0),
+                    searching.surface(&src, level, 0),
+                );
+                let wa = hinted.access_hashed(&src, &a.key.at(lx, ly), a.hash, a.dims);
+                let wb = searching.access_searching(&src, &b.key.at(lx, ly), b.hash, b.dims);
+                assert_eq!(wa, wb, "access {i}");
+                if i % 50_000 == 49_999 {
+                    hinted.invalidate();
+                    searching.invalidate();
+                }
+            }
+            assert_eq!(hinted.stats, searching.stats);
+            assert_eq!(hinted.tags, searching.tags);
         }
     }
 }

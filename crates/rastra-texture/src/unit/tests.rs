@@ -205,7 +205,7 @@ fn bilinear_2d_equals_the_general_footprint() {
             i32::MAX,
         ];
         let pick = |v: u32| {
-            if v % 8 == 0 {
+            if v.is_multiple_of(8) {
                 offsets[(v / 8) as usize % offsets.len()]
             } else {
                 v as i32 % 3 - 1
