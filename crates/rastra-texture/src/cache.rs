@@ -273,6 +273,10 @@ pub struct L2Cache {
     /// Last use of each way (0: never used — empty ways are taken first).
     last: Vec<u64>,
     clock: u64,
+    /// Way hints, as the L1's ([`TexelCache::access_hashed`]): per slot (a hash of the line
+    /// address), the way that line was last found or placed in; `hint_shift` picks a slot.
+    hints: Vec<u32>,
+    hint_shift: u32,
 }
 
 impl L2Cache {
@@ -290,6 +294,9 @@ impl L2Cache {
             tags: vec![L2Cache::EMPTY; sets * ways],
             last: vec![0; sets * ways],
             clock: 0,
+            // Twice as many slots as lines (a power of two), so lines rarely share one.
+            hints: vec![0; 2 * (sets * ways).next_power_of_two()],
+            hint_shift: 64 - (2 * (sets * ways).next_power_of_two()).trailing_zeros(),
         }
     }
 
@@ -340,9 +347,18 @@ impl L2Cache {
         };
         let ways = set * self.ways..(set + 1) * self.ways;
         self.clock += 1;
+        // The hinted way first: a line lives in one way at most, so a way holding it is the
+        // one the search would find.
+        let slot = (mix >> self.hint_shift) as usize;
+        let hinted = self.hints[slot] as usize;
+        if self.tags.get(hinted) == Some(&(line, generation)) {
+            self.last[hinted] = self.clock;
+            return true;
+        }
         let tags = &self.tags[ways.clone()];
         if let Some(w) = tags.iter().position(|&t| t == (line, generation)) {
             self.last[ways.start + w] = self.clock;
+            self.hints[slot] = (ways.start + w) as u32;
             return true;
         }
         let last = &self.last[ways.clone()];
@@ -353,6 +369,7 @@ impl L2Cache {
             .map_or(0, |(i, _)| i);
         self.tags[ways.start + victim] = (line, generation);
         self.last[ways.start + victim] = self.clock;
+        self.hints[slot] = (ways.start + victim) as u32;
         false
     }
 }
@@ -936,6 +953,68 @@ mod tests {
             self.stats.l1_accesses += 1;
             self.clock += 1;
             self.search(src, key, hash, dims)
+        }
+    }
+
+    /// The L2 with its way hints gives the hits and misses, and ends with the tags and use
+    /// times, of a reference LRU model searching every access (the same set and victim
+    /// rules): addresses from a few textures and generations over a working set larger than
+    /// the L2, a small and the default geometry, with invalidations.
+    #[test]
+    fn l2_way_hints_equal_a_searching_model() {
+        for config in [
+            CacheConfig::default(),
+            CacheConfig {
+                l2_bytes: 2048,
+                l2_ways: 4,
+                ..CacheConfig::default()
+            },
+        ] {
+            let mut l2 = L2Cache::new(&config);
+            // The reference: per way (tag, last use), searched in full on every access.
+            let (ways, sets) = (l2.ways, l2.sets);
+            let mut tags = vec![(L2Cache::EMPTY, 0u64); sets * ways];
+            let mut clock = 0u64;
+            let mut s = 0x9e37_79b9u32;
+            let mut next = || {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                s
+            };
+            for i in 0..300_000u32 {
+                let r = next();
+                let span = if r & 7 == 0 { 1 << 20 } else { 1 << 12 };
+                let address = ((r >> 3 & 3) as u64) << 40 | ((next() % span) as u64) << 6;
+                let generation = (r >> 5 & 1) as u64;
+                let hit = l2.access(address, generation);
+                let line = address >> 6;
+                let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let set = ((mix >> 32) ^ line) as usize % sets;
+                let range = set * ways..(set + 1) * ways;
+                clock += 1;
+                let want = match tags[range.clone()]
+                    .iter()
+                    .position(|t| t.0 == (line, generation))
+                {
+                    Some(w) => {
+                        tags[range.start + w].1 = clock;
+                        true
+                    }
+                    None => {
+                        let victim = (range.clone()).min_by_key(|&w| tags[w].1).unwrap();
+                        tags[victim] = ((line, generation), clock);
+                        false
+                    }
+                };
+                assert_eq!(hit, want, "access {i}");
+                if i % 100_000 == 99_999 {
+                    l2.invalidate();
+                    tags.fill((L2Cache::EMPTY, 0));
+                }
+            }
+            assert_eq!(l2.tags, tags.iter().map(|t| t.0).collect::<Vec<_>>());
+            assert_eq!(l2.last, tags.iter().map(|t| t.1).collect::<Vec<_>>());
         }
     }
 
