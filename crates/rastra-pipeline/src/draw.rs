@@ -457,26 +457,36 @@ fn back_end(
                         let chunk = &seg.chunks[c as usize];
                         let tri = &chunk.triangles[index as usize];
                         let attrs = chunk.attrs_of(tri, words);
+                        // The hierarchical Z test of a block, run before its fine
+                        // rasterization; a block it passes has its depth and colour bytes
+                        // asked for at once (its quads' early-Z tests and ROP writes follow).
                         let test = |bx: u32, by: u32| {
-                            let (Some(b), Some(ds), Some((format, _, _))) = (
+                            let pass = match (
                                 bounds.as_deref(),
                                 p.desc.depth_stencil.as_ref(),
                                 depth.as_ref(),
-                            ) else {
-                                return true;
+                            ) {
+                                (Some(b), Some(ds), Some((format, _, _))) => {
+                                    let (zmin, zmax) = block_depth_range(tri, bx, by);
+                                    let q = |z: f32| {
+                                        format
+                                            .quantize_depth(z.clamp(depth_range[0], depth_range[1]))
+                                    };
+                                    !rejects(
+                                        seg.hiz_mode,
+                                        ds.depth_compare,
+                                        b[block_index(bx, by)],
+                                        zmin,
+                                        zmax,
+                                        q,
+                                    )
+                                }
+                                _ => true,
                             };
-                            let (zmin, zmax) = block_depth_range(tri, bx, by);
-                            let q = |z: f32| {
-                                format.quantize_depth(z.clamp(depth_range[0], depth_range[1]))
-                            };
-                            !rejects(
-                                seg.hiz_mode,
-                                ds.depth_compare,
-                                b[block_index(bx, by)],
-                                zmin,
-                                zmax,
-                                q,
-                            )
+                            if pass {
+                                prefetch_block(depth.as_ref(), &colors, bx, by);
+                            }
+                            pass
                         };
                         rasterize(
                             tri,
@@ -563,6 +573,27 @@ fn back_end(
 /// the caches) and lie apart in memory: each would otherwise stall the walk on its first
 /// read.
 const PREFETCH_AHEAD: usize = 4;
+
+/// Asks for the bytes of the 8×8 block at (bx, by) — one Morton tile, contiguous — of the
+/// depth surface and every colour surface (a hint: no effect on results).
+#[inline(always)]
+fn prefetch_block(
+    depth: Option<&(TextureFormat, SharedSurface<'_>, SurfaceLayout)>,
+    colors: &[Option<(SharedSurface<'_>, SurfaceLayout)>],
+    bx: u32,
+    by: u32,
+) {
+    let depth = depth.map(|(_, s, l)| (s, l));
+    for (surface, layout) in depth
+        .into_iter()
+        .chain(colors.iter().flatten().map(|(s, l)| (s, l)))
+    {
+        surface.prefetch(
+            layout.pixel(bx, by),
+            (BLOCK_SIZE * BLOCK_SIZE) as usize * layout.pixel_bytes,
+        );
+    }
+}
 
 /// Asks the memory system for `value`'s cache lines (a hint: no effect on results).
 #[inline(always)]

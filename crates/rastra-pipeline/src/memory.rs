@@ -149,6 +149,25 @@ impl<'a> SharedSurface<'a> {
         // SAFETY: in bounds (checked above); exclusive by the caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
     }
+
+    /// Asks the memory system for the cache lines of bytes `at..at + len` (clamped to the
+    /// surface): a hint, which reads and changes nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, at: usize, len: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let end = (at.saturating_add(len)).min(self.len);
+            let mut line = at & !63;
+            while line < end {
+                // SAFETY: a prefetch never faults; the address lies in the surface.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(self.ptr.wrapping_add(line).cast()) };
+                line += 64;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (at, len);
+    }
 }
 
 /// A colour attachment bound for a draw: the texture's memory and where the attached
