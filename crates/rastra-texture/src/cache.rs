@@ -32,6 +32,14 @@
 //! A *request* (T4's unit of "misses per request") is one filter footprint: the 1, 2×2 or
 //! 2×2×2 texels of a point or (bi/tri)linear tap. Each distinct L1 line a footprint touches
 //! is one L1 access.
+//!
+//! **Lookups.** Both levels find a line through *way hints* before searching its set: a
+//! small table, indexed by a hash of the line's tag, that remembers the way the line was
+//! last found or placed in. A tag lives in one way at most, so a hinted way that holds the
+//! tag is the way the search would find — same hit, same LRU update; a stale hint only costs
+//! the search. Hints are a property of this simulator, not of the modelled hardware: every
+//! hit, miss and statistic is the set-associative LRU cache's (tested against caches that
+//! search every access).
 
 use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
 use crate::format::{TextureAspect, TextureFormat, Unorm8Decoder};
