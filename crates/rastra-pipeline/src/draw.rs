@@ -25,7 +25,7 @@ use crate::hiz::{HiZBuffer, HiZMode, block_index, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
 use crate::link::RenderPipeline;
-use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout};
+use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout, prefetch_bytes};
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::raster::BLOCK_SIZE;
@@ -605,23 +605,4 @@ fn prefetch<T>(value: &T) {
 #[inline(always)]
 fn prefetch_slice<T>(values: &[T]) {
     prefetch_bytes(values.as_ptr() as *const u8, std::mem::size_of_val(values));
-}
-
-/// Asks for the cache lines of the `len` bytes at `start` (every line the range touches).
-#[inline(always)]
-fn prefetch_bytes(start: *const u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let first = start as usize & !63;
-        let mut line = first;
-        while line < start as usize + len {
-            // SAFETY: a prefetch never faults and changes no memory (the addresses lie in
-            // the lines of a live value).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
-            line += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (start, len);
 }

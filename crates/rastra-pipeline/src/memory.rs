@@ -154,20 +154,29 @@ impl<'a> SharedSurface<'a> {
     /// surface): a hint, which reads and changes nothing.
     #[inline(always)]
     pub fn prefetch(&self, at: usize, len: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let end = (at.saturating_add(len)).min(self.len);
-            let mut line = at & !63;
-            while line < end {
-                // SAFETY: a prefetch never faults; the address lies in the surface.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(self.ptr.wrapping_add(line).cast()) };
-                line += 64;
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (at, len);
+        let at = at.min(self.len);
+        let len = len.min(self.len - at);
+        prefetch_bytes(self.ptr.wrapping_add(at), len);
     }
+}
+
+/// Asks for the cache lines of the `len` bytes at `start` (every line the range touches): a
+/// hint — a prefetch never faults and changes no memory.
+#[inline(always)]
+pub(crate) fn prefetch_bytes(start: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let first = start as usize & !63;
+        let mut line = first;
+        while line < start as usize + len {
+            // SAFETY: a prefetch never faults and changes no memory.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
+            line += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (start, len);
 }
 
 /// A colour attachment bound for a draw: the texture's memory and where the attached
