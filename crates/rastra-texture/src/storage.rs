@@ -307,6 +307,28 @@ impl Layout {
     }
 }
 
+/// Copies one element between linear data and texture memory: the common sizes as
+/// fixed-size copies (a texel is a few bytes, and a copy of unknown length is a library
+/// call).
+#[inline(always)]
+fn copy_element(dst: &mut [u8], src: &[u8]) {
+    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        match (
+            <&mut [u8; N]>::try_from(&mut *dst),
+            <&[u8; N]>::try_from(src),
+        ) {
+            (Ok(d), Ok(s)) => *d = *s,
+            _ => dst.copy_from_slice(src),
+        }
+    }
+    match src.len() {
+        4 => fixed::<4>(dst, src),
+        8 => fixed::<8>(dst, src),
+        16 => fixed::<16>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Position of element (x, y) inside its 8×8 tile, in Morton order.
 pub(crate) fn morton8(x: u32, y: u32) -> u32 {
     let spread = |v: u32| (v & 1) | (v & 2) << 1 | (v & 4) << 2;
@@ -633,33 +655,33 @@ impl Texture {
         })
     }
 
-    /// Slices (storage index) of image `i` of a region, sample `s`.
-    /// Byte offsets of every element (texel or block) of a validated region: in the linear
-    /// data laid out by `layout` (`bpr` bytes per row, `rpi` rows per image), and in the
-    /// tiled storage. Shared by uploads and downloads.
-    fn region_elements(
+    /// Byte offsets of the elements (texels or blocks) of one row (`row` of image `image`)
+    /// of a validated region, into `out` (cleared first): in the linear data laid out by
+    /// `layout` (`bpr` bytes per row, `rpi` rows per image), and in the tiled storage. Shared
+    /// by uploads and downloads, a row at a time (a whole region's list would be as large as
+    /// the image).
+    #[allow(clippy::too_many_arguments)]
+    fn row_elements(
         &self,
         r: &Region,
         layout: &DataLayout,
         bpr: u64,
         rpi: u64,
-    ) -> Vec<(usize, usize)> {
+        image: u32,
+        row: u32,
+        out: &mut Vec<(usize, usize)>,
+    ) {
         let (part_offset, elem) = r.part;
-        let mut offsets = Vec::with_capacity((r.images * r.rows * r.blocks) as usize);
-        for i in 0..r.images {
-            let slice = self.slice_of(r.z + i, 0);
-            for row in 0..r.rows {
-                let linear_row = (layout.offset + bpr * (rpi * i as u64 + row as u64)) as usize;
-                for b in 0..r.blocks {
-                    // In range: `region` validated the copy against the texture.
-                    let tiled = self
-                        .element_offset(r.mip, slice, r.ex + b, r.ey + row)
-                        .unwrap_or(0) as usize;
-                    offsets.push((linear_row + b as usize * elem, tiled + part_offset));
-                }
-            }
+        out.clear();
+        let slice = self.slice_of(r.z + image, 0);
+        let linear_row = (layout.offset + bpr * (rpi * image as u64 + row as u64)) as usize;
+        for b in 0..r.blocks {
+            // In range: `region` validated the copy against the texture.
+            let tiled = self
+                .element_offset(r.mip, slice, r.ex + b, r.ey + row)
+                .unwrap_or(0) as usize;
+            out.push((linear_row + b as usize * elem, tiled + part_offset));
         }
-        offsets
     }
 
     fn slice_of(&self, z: u32, s: u32) -> u32 {
@@ -729,8 +751,17 @@ impl Texture {
         let r = self.region(&dst, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, data.len())?;
         let elem = r.part.1;
-        for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
-            self.data[tiled..tiled + elem].copy_from_slice(&data[linear..linear + elem]);
+        let mut offsets = Vec::with_capacity(r.blocks as usize);
+        for image in 0..r.images {
+            for row in 0..r.rows {
+                self.row_elements(&r, &layout, bpr, rpi, image, row, &mut offsets);
+                for &(linear, tiled) in &offsets {
+                    copy_element(
+                        &mut self.data[tiled..tiled + elem],
+                        &data[linear..linear + elem],
+                    );
+                }
+            }
         }
         self.generation += 1;
         Ok(())
@@ -750,8 +781,17 @@ impl Texture {
         let r = self.region(&src, size)?;
         let (bpr, rpi) = self.linear(&r, &layout, out.len())?;
         let elem = r.part.1;
-        for (linear, tiled) in self.region_elements(&r, &layout, bpr, rpi) {
-            out[linear..linear + elem].copy_from_slice(&self.data[tiled..tiled + elem]);
+        let mut offsets = Vec::with_capacity(r.blocks as usize);
+        for image in 0..r.images {
+            for row in 0..r.rows {
+                self.row_elements(&r, &layout, bpr, rpi, image, row, &mut offsets);
+                for &(linear, tiled) in &offsets {
+                    copy_element(
+                        &mut out[linear..linear + elem],
+                        &self.data[tiled..tiled + elem],
+                    );
+                }
+            }
         }
         Ok(())
     }
