@@ -316,8 +316,12 @@ op_table!(BinOp, self, out, (self, a: u32, b: u32), (a, b),
     FDiv => |a: u32, b: u32| fb(f(a) / f(b)),
     /// Truncated remainder (sign of the dividend).
     FRem => |a: u32, b: u32| fb(f(a) % f(b)),
-    FMin => |a: u32, b: u32| fb(f(a).min(f(b))),
-    FMax => |a: u32, b: u32| fb(f(a).max(f(b))),
+    /// `min`: b when b < a or a is NaN, else a (so a NaN operand gives the other, and
+    /// equal operands — ±0 — give a: what `f32::min` does on x86-64, made explicit so the
+    /// compiled code can do the same).
+    FMin => |a: u32, b: u32| if f(b) < f(a) || f(a).is_nan() { b } else { a },
+    /// `max`: b when b > a or a is NaN, else a (as `FMin`).
+    FMax => |a: u32, b: u32| if f(b) > f(a) || f(a).is_nan() { b } else { a },
     FPow => |a: u32, b: u32| fb(f(a).powf(f(b))),
     /// `atan2(y = a, x = b)`.
     FAtan2 => |a: u32, b: u32| fb(f(a).atan2(f(b))),

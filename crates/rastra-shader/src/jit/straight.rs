@@ -3,7 +3,9 @@
 //! memory (`sin`/`cos`, native memory accesses) or the interpreter's code (callbacks).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, Value, types};
+use cranelift_codegen::ir::{
+    AbiParam, Endianness, InstBuilder, MemFlagsData, Signature, Value, types,
+};
 
 use super::{
     CHUNKS, Gen, REG_BYTES, alu_dst, arith, exec_callback, float_cc, int_cc, is_float_arith,
@@ -238,6 +240,24 @@ impl Gen<'_, '_> {
                     std::array::from_fn(|j| {
                         let c = self.b.ins().icmp(cc, x[j], y[j]);
                         self.b.ins().band(c, one)
+                    })
+                } else if matches!(op, BinOp::FMin | BinOp::FMax) {
+                    // b where b < a (min) or b > a (max), or where a is NaN; else a — the
+                    // interpreter's definition, bit for bit.
+                    let (x, y) = (self.load(a, F32X4), self.load(b, F32X4));
+                    let cc = if op == BinOp::FMin {
+                        FloatCC::LessThan
+                    } else {
+                        FloatCC::GreaterThan
+                    };
+                    std::array::from_fn(|j| {
+                        let take = self.b.ins().fcmp(cc, y[j], x[j]);
+                        let nan = self.b.ins().fcmp(FloatCC::Unordered, x[j], x[j]);
+                        let take = self.b.ins().bor(take, nan);
+                        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                        let xi = self.b.ins().bitcast(I32X4, flags, x[j]);
+                        let yi = self.b.ins().bitcast(I32X4, flags, y[j]);
+                        self.b.ins().bitselect(take, yi, xi)
                     })
                 } else if op == BinOp::FStep {
                     // `x >= edge`: b >= a.
