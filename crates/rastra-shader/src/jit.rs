@@ -12,12 +12,12 @@
 //!
 //! Straight-line instructions whose results are exactly defined by IEEE 754 or two's
 //! complement arithmetic (add, multiply, divide, fused multiply-add, rounding, comparisons,
-//! selects, bit operations, …) are emitted as vector instructions, and so are sin and cos
-//! (`trig`'s operations, in its order), buffer and workgroup loads and stores (`memory`)
-//! and the unsigned operations of `arith`; a run's straight-line code is generated one
-//! 4-lane chunk at a time, and values no other part of the program reads stay out of the
-//! register file (`liveness`). Every other instruction (texture accesses, atomics, the other
-//! transcendental functions, NaN-sensitive min and max, …) calls back into the
+//! selects, bit operations, min and max by the interpreter's stated rule, …) are emitted as
+//! vector instructions, and so are sin and cos (`trig`'s operations, in its order), buffer
+//! and workgroup loads and stores (`memory`) and the unsigned operations of `arith`; a run's
+//! straight-line code is generated one 4-lane chunk at a time, and values no other part of
+//! the program reads stay out of the register file (`liveness`). Every other instruction
+//! (texture accesses, atomics, the other transcendental functions, …) calls back into the
 //! interpreter's own code for that one instruction (`warp::exec_one`), so both paths share
 //! one definition of each and give the same bits.
 //! Budget, instruction classes, active lanes and divergent branches are counted exactly as
