@@ -21,7 +21,7 @@ use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
 use crate::front_end::{Chunk, FrontEndOutput, TexelLog, front_end};
-use crate::hiz::{HiZBuffer, HiZMode, block_index, rejects};
+use crate::hiz::{HiZBuffer, HiZMode, block_index, fold_depths, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
 use crate::link::RenderPipeline;
@@ -95,10 +95,7 @@ fn refresh_bounds(
                 let len = (block * block * samples) as usize * size;
                 // SAFETY: the tile's pixels belong to this worker (SharedSurface invariant).
                 let texels = unsafe { surface.texels_mut(at, len) };
-                *b = texels
-                    .chunks_exact(4)
-                    .map(|t| f32::from_le_bytes([t[0], t[1], t[2], t[3]]))
-                    .fold(*b, fold);
+                *b = fold_depths(mode == HiZMode::Max, *b, texels);
             } else {
                 for y in by..(by + block).min(rect.y1 + 1) {
                     for x in bx..(bx + block).min(rect.x1 + 1) {
