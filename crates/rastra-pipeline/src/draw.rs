@@ -286,6 +286,7 @@ fn back_end(
     let chunks: &[Chunk] = front.chunks;
     let width = fb.width;
     let samples = fb.samples;
+    let clear = fb.clear;
     let texel_cache = *l2.config();
     // The surfaces, shared by the tile workers (each writes only inside its own tile).
     let colors: Vec<Option<(SharedSurface<'_>, SurfaceLayout)>> = fb
@@ -414,6 +415,16 @@ fn back_end(
             |pipes, k| -> Result<Vec<TileResult>, DrawError> {
                 let t = tiles[k];
                 let rect = front.grid.tile_rect(t);
+                // A pending fast clear reaches this tile's memory now, on the worker that
+                // owns it, just before its first triangle (counted with that draw).
+                let mut cleared = clear.is_some_and(|c| {
+                    c.fill_tile(
+                        t,
+                        &colors,
+                        depth.as_ref().map(|(_, s, _)| s),
+                        depth.as_ref().map(|(_, _, l)| l),
+                    )
+                });
                 // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
                 let mut bounds = hiz.map(|h| h.tile(t));
                 let mut tile_results = Vec::new();
@@ -429,6 +440,7 @@ fn back_end(
                     let pixels = pipes[s].get_or_insert_with(|| Box::new(new_pipe(seg.draw)));
                     let mut counters = Counters {
                         tiles_rasterized: 1,
+                        fast_clear_tiles: std::mem::take(&mut cleared) as u64,
                         ..Counters::default()
                     };
                     // Each tile's pixel work runs on a shader core whose texture L1 starts

@@ -12,9 +12,11 @@
 //! `layout.pixel(x, y) + sample * texel_size`. The texture units read the same bytes when a
 //! rendered texture is sampled later.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use crate::binning::TileGrid;
 use crate::format::TextureFormat;
+use crate::workers::Workers;
 
 /// A byte range of a buffer: `words` is the whole buffer, `offset..offset + size` the range.
 #[derive(Clone, Copy, Debug)]
@@ -202,6 +204,8 @@ pub struct Framebuffer<'a> {
     pub samples: u32,
     pub colors: Vec<Option<ColorTarget<'a>>>,
     pub depth: Option<DepthTarget<'a>>,
+    /// The render pass's clear, when tiles of it are still unwritten.
+    pub clear: Option<&'a FastClear>,
 }
 
 /// The bytes of the subresource `layout` describes (tile padding included).
@@ -215,6 +219,151 @@ pub fn clear_color(format: TextureFormat, data: &mut [u8], layout: &SurfaceLayou
     let mut texel = [0u8; 16];
     format.encode_color(color.to_array(), &mut texel[..size]);
     fill_texels(subresource(data, layout), &texel[..size]);
+}
+
+/// One texel's stored bytes (the first `size` of `bytes`): what a clear writes everywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClearTexel {
+    bytes: [u8; 16],
+    size: usize,
+}
+
+impl ClearTexel {
+    /// The texel a colour clear to `color` stores in `format`.
+    pub fn color(format: TextureFormat, color: Color) -> ClearTexel {
+        let size = format.texel_size();
+        let mut bytes = [0u8; 16];
+        format.encode_color(color.to_array(), &mut bytes[..size]);
+        ClearTexel { bytes, size }
+    }
+
+    /// The texel a depth-stencil clear stores, when it writes every byte of the texel
+    /// (depth given or the format has none, stencil given or the format has none); `None`
+    /// when part of each texel keeps its value.
+    pub fn depth_stencil(
+        format: TextureFormat,
+        depth: Option<f32>,
+        stencil: Option<u8>,
+    ) -> Option<ClearTexel> {
+        let whole =
+            (depth.is_some() || !format.is_depth()) && (stencil.is_some() || !format.has_stencil());
+        if !whole {
+            return None;
+        }
+        let size = format.texel_size();
+        let mut bytes = [0u8; 16];
+        if let Some(z) = depth {
+            format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), &mut bytes[..size]);
+        }
+        if let Some(s) = stencil {
+            format.encode_stencil(s, &mut bytes[..size]);
+        }
+        Some(ClearTexel { bytes, size })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.size]
+    }
+}
+
+/// A render pass's clear load operation as a *fast clear* (T9: the ROP marks the surface
+/// cleared in its metadata instead of writing it; the clear value reaches memory later):
+/// the pass begins with every screen tile (the back end's 64×64 tiles) pending, the back
+/// end writes a tile's clear value just before its first triangle there — on the worker
+/// that owns the tile, into bytes it is about to test and blend — and the pass end writes
+/// the tiles no triangle touched, spread over the workers. No unit reads a surface between
+/// those points, so every read sees the cleared values: the images are those of clearing
+/// first. A 64×64 tile is whole 8×8 memory tiles, one contiguous run of bytes per row of
+/// them, so a tile's clear is a few fills.
+pub struct FastClear {
+    grid: TileGrid,
+    /// Per tile: its clear is not written yet.
+    pending: Vec<AtomicBool>,
+    /// Per colour attachment, the texel its clear stores (`None`: loaded, not cleared).
+    colors: Vec<Option<ClearTexel>>,
+    depth: Option<ClearTexel>,
+}
+
+impl FastClear {
+    /// A clear of a `width × height` framebuffer's colour attachments (`colors`, in
+    /// attachment order) and depth attachment; `None` when it clears nothing.
+    pub fn new(
+        width: u32,
+        height: u32,
+        colors: Vec<Option<ClearTexel>>,
+        depth: Option<ClearTexel>,
+    ) -> Option<FastClear> {
+        if depth.is_none() && colors.iter().all(Option::is_none) {
+            return None;
+        }
+        let grid = TileGrid::new(width, height);
+        Some(FastClear {
+            grid,
+            pending: (0..grid.count()).map(|_| AtomicBool::new(true)).collect(),
+            colors,
+            depth,
+        })
+    }
+
+    /// Writes tile `t`'s clear into every cleared surface unless it is written already;
+    /// true when this call wrote it. The caller owns the tile (`SharedSurface`'s invariant).
+    pub(crate) fn fill_tile(
+        &self,
+        t: usize,
+        colors: &[Option<(SharedSurface<'_>, SurfaceLayout)>],
+        depth: Option<&SharedSurface<'_>>,
+        depth_layout: Option<&SurfaceLayout>,
+    ) -> bool {
+        if !self.pending[t].swap(false, Ordering::Relaxed) {
+            return false;
+        }
+        let rect = self.grid.tile_rect(t);
+        let fill = |surface: &SharedSurface<'_>, layout: &SurfaceLayout, texel: &ClearTexel| {
+            // Rows of 8×8 memory tiles inside the screen tile: each a contiguous run.
+            let (tx0, tx1) = (rect.x0 / 8, rect.x1 / 8);
+            for ty in rect.y0 / 8..=rect.y1 / 8 {
+                let start = layout.pixel(tx0 * 8, ty * 8);
+                let len = (tx1 - tx0 + 1) as usize * 64 * layout.pixel_bytes;
+                // SAFETY: the tile's bytes belong to the caller (SharedSurface invariant).
+                fill_texels(unsafe { surface.texels_mut(start, len) }, texel.bytes());
+            }
+        };
+        for (texel, target) in self.colors.iter().zip(colors) {
+            if let (Some(texel), Some((surface, layout))) = (texel, target) {
+                fill(surface, layout, texel);
+            }
+        }
+        if let (Some(texel), Some(surface), Some(layout)) = (&self.depth, depth, depth_layout) {
+            fill(surface, layout, texel);
+        }
+        true
+    }
+
+    /// Writes every tile still pending (the pass end), on the workers; returns how many.
+    pub fn finish(
+        &self,
+        colors: Vec<Option<(&mut [u8], SurfaceLayout)>>,
+        depth: Option<(&mut [u8], SurfaceLayout)>,
+        workers: &Workers,
+    ) -> u64 {
+        let colors: Vec<Option<(SharedSurface<'_>, SurfaceLayout)>> = colors
+            .into_iter()
+            .map(|c| c.map(|(data, layout)| (SharedSurface::new(data), layout)))
+            .collect();
+        let (depth, depth_layout) = match depth {
+            Some((data, layout)) => (Some(SharedSurface::new(data)), Some(layout)),
+            None => (None, None),
+        };
+        let left: Vec<usize> = (0..self.pending.len())
+            .filter(|&t| self.pending[t].load(Ordering::Relaxed))
+            .collect();
+        let filled = workers.map_init(
+            left.len(),
+            || (),
+            |_, k| self.fill_tile(left[k], &colors, depth.as_ref(), depth_layout.as_ref()),
+        );
+        filled.into_iter().filter(|&f| f).count() as u64
+    }
 }
 
 /// Fills `dst` with copies of `texel`, as many whole texels as fit: the texel is written

@@ -131,6 +131,9 @@ counters! {
         depth_samples_written,
         /// Multisampled pixels resolved into single-sample targets.
         pixels_resolved,
+        /// 64×64 screen tiles whose render-pass clear the ROPs wrote (fast clear): just
+        /// before the tile's first triangle, or at the pass end for tiles none touched.
+        fast_clear_tiles,
     }
     "compute" {
         /// Workgroups dispatched.

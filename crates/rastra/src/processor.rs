@@ -10,7 +10,9 @@ use std::sync::{MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
 use rastra_pipeline::hiz::HiZBuffer;
 
-use rastra_pipeline::memory::{SurfaceLayout, clear_color, clear_depth_stencil, resolve};
+use rastra_pipeline::memory::{
+    ClearTexel, FastClear, SurfaceLayout, clear_color, clear_depth_stencil, resolve,
+};
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
 use rastra_pipeline::{
     BufferSlice, ColorTarget, DepthTarget, DrawCall, DrawOutput, Framebuffer, StageResources,
@@ -73,6 +75,9 @@ struct Pass<'g> {
     /// Draws recorded but not yet run: they run together as one batch (several draws in
     /// flight) when a command needs their results, or when the queue is full.
     queue: Vec<QueuedDraw>,
+    /// The pass's clear load operations, as a fast clear whose tiles the draws' back end
+    /// and the pass end write.
+    fast_clear: Option<FastClear>,
 }
 
 /// The state a render pass's draws run with, set by its state commands.
@@ -159,23 +164,28 @@ pub(crate) fn execute(
             } => {
                 let mut guards = Vec::new();
                 let mut formats = Vec::new();
+                // Clears become fast clears: written tile by tile as the pass reaches them.
+                let mut color_clears = Vec::new();
                 for c in colors {
                     match c {
                         Some(c) => {
-                            let (mut g, layout) = attach(&c.view);
+                            let (g, layout) = attach(&c.view);
                             let format = c.view.texture().format();
-                            if let LoadOp::Clear(color) = c.ops.load {
-                                clear_color(format, g.bytes_mut(), &layout, color);
-                            }
+                            color_clears.push(match c.ops.load {
+                                LoadOp::Clear(color) => Some(ClearTexel::color(format, color)),
+                                LoadOp::Load => None,
+                            });
                             formats.push(Some(format));
                             guards.push(Some((g, layout)));
                         }
                         None => {
+                            color_clears.push(None);
                             formats.push(None);
                             guards.push(None);
                         }
                     }
                 }
+                let mut depth_clear = None;
                 let depth = depth.as_ref().map(|d| {
                     let t = d.view.texture();
                     let format = t.format();
@@ -189,7 +199,12 @@ pub(crate) fn execute(
                         _ => None,
                     };
                     if z.is_some() || s.is_some() {
-                        clear_depth_stencil(format, g.bytes_mut(), &layout, z, s);
+                        // A clear of part of each texel (depth or stencil only) keeps the
+                        // other part: written now.
+                        depth_clear = ClearTexel::depth_stencil(format, z, s);
+                        if depth_clear.is_none() {
+                            clear_depth_stencil(format, g.bytes_mut(), &layout, z, s);
+                        }
                     }
                     let mut hiz = t.hiz_lock();
                     let hiz_index =
@@ -208,7 +223,9 @@ pub(crate) fn execute(
                         hiz_index,
                     }
                 });
+                let fast_clear = FastClear::new(*width, *height, color_clears, depth_clear);
                 pass = Some(Pass {
+                    fast_clear,
                     label: if label.is_empty() {
                         format!("pass {i}")
                     } else {
@@ -400,7 +417,7 @@ pub(crate) fn execute(
             }
             Command::EndRenderPass => {
                 let p = pass.take().expect("encoder pairs begin and end");
-                end_pass(commands, i, p, stats);
+                end_pass(commands, i, p, workers, stats);
             }
             Command::ClearBuffer {
                 buffer,
@@ -882,6 +899,7 @@ fn run_queued(
         samples: p.samples,
         colors,
         depth,
+        clear: p.fast_clear.as_ref(),
     };
     let mut counters = vec![Counters::default(); calls.len()];
     let outputs = rastra_pipeline::draw_batch(&calls, &mut fb, workers, l2, budget, &mut counters)
@@ -978,7 +996,24 @@ fn first_instance_ok(instances: &std::ops::Range<u32>, features: &DeviceFeatures
     instances.start == 0 || features.indirect_first_instance
 }
 
-fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut FrameStats) {
+fn end_pass(
+    commands: &[Command],
+    end_index: usize,
+    mut p: Pass<'_>,
+    workers: &Workers,
+    stats: &mut FrameStats,
+) {
+    // The clear reaches the tiles no draw touched before anything reads the surfaces.
+    let mut cleared = 0;
+    if let Some(clear) = p.fast_clear.take() {
+        let colors = p
+            .colors
+            .iter_mut()
+            .map(|g| g.as_mut().map(|(g, layout)| (g.bytes_mut(), *layout)))
+            .collect();
+        let depth = p.depth.as_mut().map(|d| (d.memory.bytes_mut(), d.layout));
+        cleared = clear.finish(colors, depth, workers);
+    }
     // Find the pass's begin command for the attachment descriptions.
     let begin = commands[..end_index]
         .iter()
@@ -1026,6 +1061,15 @@ fn end_pass(commands: &[Command], end_index: usize, mut p: Pass<'_>, stats: &mut
                 h.clear(0.0);
             }
         }
+    }
+    if cleared > 0 {
+        stats.draws.push(DrawStats {
+            label: format!("{} clear", p.label),
+            counters: Counters {
+                fast_clear_tiles: cleared,
+                ..Counters::default()
+            },
+        });
     }
     if resolved > 0 {
         stats.draws.push(DrawStats {

@@ -223,6 +223,88 @@ fn alpha_blending_in_unorm8() {
     assert_eq!(pixel(&img, 8, 4, 4), [128, 0, 128, 255]);
 }
 
+/// Clears are fast clears: each 64×64 tile's clear is written before its first triangle or
+/// at the pass end, once. A second pass loads both attachments and draws over everything
+/// behind the first pass's quad and in front of the cleared depth, so every pixel shows
+/// whether its colour and depth were cleared (the frame is 3×2 tiles, the last ones partial).
+#[test]
+fn fast_clears_reach_every_tile_once() {
+    let s = Setup::new();
+    let p = s.pipeline("fs", Some(depth_less()), None, 1);
+    let (w, h) = (150, 70);
+    let color = target(&s.device, w, h, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, w, h, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    // Pixels [0, 32) × [0, 32): inside tile 0 only.
+    let (x1, y0) = (-1.0 + 64.0 / w as f32, 1.0 - 64.0 / h as f32);
+    let red = s.vertex_buffer(&quad(-1.0, y0, x1, 1.0, 0.1, [1.0, 0.0, 0.0, 1.0]));
+    let green = s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.2, [0.0, 1.0, 0.0, 1.0]));
+    for (load, vb) in [(true, &red), (false, &green)] {
+        let mut encoder = s.device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &[Some(RenderPassColorAttachment {
+                    view: &cv,
+                    resolve_target: None,
+                    ops: Operations {
+                        load: if load {
+                            LoadOp::Clear(Color {
+                                r: 0.0,
+                                g: 0.0,
+                                b: 1.0,
+                                a: 1.0,
+                            })
+                        } else {
+                            LoadOp::Load
+                        },
+                        store: StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                    view: &dv,
+                    depth_ops: Some(Operations {
+                        load: if load {
+                            LoadOp::Clear(0.25)
+                        } else {
+                            LoadOp::Load
+                        },
+                        store: StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                ..Default::default()
+            });
+            pass.set_pipeline(&p);
+            pass.set_vertex_buffer(0, vb, 0, None);
+            pass.draw(0..6, 0..1);
+        }
+        s.queue.submit([encoder.finish().unwrap()]).unwrap();
+        let stats = s.queue.take_stats();
+        let tiles: Vec<u64> = stats
+            .draws
+            .iter()
+            .map(|d| d.counters.fast_clear_tiles)
+            .collect();
+        if load {
+            // The quad's tile before it, the five others at the pass end.
+            assert_eq!(tiles, [1, 5], "{:?}", stats.draws);
+        } else {
+            assert_eq!(tiles, [0], "nothing to clear");
+        }
+    }
+    let img = s.queue.read_texture(&color).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            let expect = if x < 32 && y < 32 {
+                [255, 0, 0, 255]
+            } else {
+                [0, 255, 0, 255]
+            };
+            assert_eq!(pixel(&img, w, x, y), expect, "pixel ({x}, {y})");
+        }
+    }
+}
+
 #[test]
 fn discard_keeps_the_old_colour_and_depth() {
     let s = Setup::new();
