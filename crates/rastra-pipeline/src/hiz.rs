@@ -181,6 +181,7 @@ pub fn block_index(x: u32, y: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn direction_flip_disables_until_clear() {
@@ -243,47 +244,31 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn depth_runs_fold_as_one_depth_at_a_time() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let specials = [
-            0.0,
-            -0.0,
-            1.0,
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            1e-40,
-        ];
-        for case in 0..400 {
-            let len = (next() % 80) as usize;
-            let depths: Vec<f32> = (0..len)
-                .map(|_| match next() % 4 {
-                    0 => specials[(next() % specials.len() as u64) as usize],
-                    1 => f32::from_bits(next() as u32),
-                    _ => (next() % 1000) as f32 / 999.0,
-                })
-                .collect();
+    proptest! {
+        #[test]
+        fn depth_runs_fold_as_one_depth_at_a_time(
+            depths in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(vec![
+                        0.0f32, -0.0, 1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40,
+                    ]),
+                    any::<u32>().prop_map(f32::from_bits),
+                    0.0f32..=1.0,
+                ],
+                0..80,
+            ),
+            max in any::<bool>(),
+            init in prop_oneof![Just(None), (0.0f32..=1.0).prop_map(Some)],
+        ) {
+            // The fold's own start (−∞ for maxima, +∞ for minima) or an old bound.
+            let init = init.unwrap_or(if max { f32::NEG_INFINITY } else { f32::INFINITY });
             let bytes: Vec<u8> = depths.iter().flat_map(|z| z.to_le_bytes()).collect();
-            for max in [true, false] {
-                let init = match (case % 3, max) {
-                    (0, true) => f32::NEG_INFINITY,
-                    (0, false) => f32::INFINITY,
-                    _ => (next() % 100) as f32 / 99.0,
-                };
-                let one_by_one = depths
-                    .iter()
-                    .fold(init, |b, &z| if max { b.max(z) } else { b.min(z) });
-                let folded = fold_depths(max, init, &bytes);
-                assert!(!folded.is_nan());
-                assert_eq!(folded, one_by_one, "{depths:?} max={max} init={init}");
-            }
+            let one_by_one = depths
+                .iter()
+                .fold(init, |b, &z| if max { b.max(z) } else { b.min(z) });
+            let folded = fold_depths(max, init, &bytes);
+            prop_assert!(!folded.is_nan());
+            prop_assert_eq!(folded, one_by_one);
         }
     }
 }

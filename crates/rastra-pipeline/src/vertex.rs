@@ -283,27 +283,17 @@ mod tests {
         assert_eq!(counters.vertex_batches, 2);
     }
 
-    #[test]
-    fn tag_matches_sets_the_bit_of_every_equal_slot() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..2000 {
+    proptest::proptest! {
+        #[test]
+        fn tag_matches_sets_the_bit_of_every_equal_slot(
             // Few distinct values, so most ids match several slots (or none).
-            let tags: [u32; BATCH_VERTICES] = std::array::from_fn(|_| (next() % 6) as u32);
-            let id = if next() % 8 == 0 {
-                u32::MAX
-            } else {
-                (next() % 7) as u32
-            };
+            tags in proptest::array::uniform32(0u32..6),
+            id in proptest::prop_oneof![0u32..7, proptest::strategy::Just(u32::MAX)],
+        ) {
             let expect = (0..BATCH_VERTICES)
                 .filter(|&i| tags[i] == id)
                 .fold(0u32, |m, i| m | 1 << i);
-            assert_eq!(tag_matches(&tags, id), expect, "{tags:?} {id}");
+            proptest::prop_assert_eq!(tag_matches(&tags, id), expect);
         }
     }
 

@@ -1062,22 +1062,31 @@ fn end_pass(
             }
         }
     }
-    if cleared > 0 {
-        stats.draws.push(DrawStats {
-            label: format!("{} clear", p.label),
-            counters: Counters {
+    // The pass end's own work, as entries after the pass's draws.
+    let entries = [
+        (
+            "clear",
+            cleared,
+            Counters {
                 fast_clear_tiles: cleared,
                 ..Counters::default()
             },
-        });
-    }
-    if resolved > 0 {
-        stats.draws.push(DrawStats {
-            label: format!("{} resolve", p.label),
-            counters: Counters {
+        ),
+        (
+            "resolve",
+            resolved,
+            Counters {
                 pixels_resolved: resolved,
                 ..Counters::default()
             },
-        });
+        ),
+    ];
+    for (what, count, counters) in entries {
+        if count > 0 {
+            stats.draws.push(DrawStats {
+                label: format!("{} {what}", p.label),
+                counters,
+            });
+        }
     }
 }
