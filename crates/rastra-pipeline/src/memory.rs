@@ -215,10 +215,10 @@ fn subresource<'d>(data: &'d mut [u8], layout: &SurfaceLayout) -> &'d mut [u8] {
 
 /// Fills a colour surface with one colour (the render pass "clear" load operation).
 pub fn clear_color(format: TextureFormat, data: &mut [u8], layout: &SurfaceLayout, color: Color) {
-    let size = format.texel_size();
-    let mut texel = [0u8; 16];
-    format.encode_color(color.to_array(), &mut texel[..size]);
-    fill_texels(subresource(data, layout), &texel[..size]);
+    fill_texels(
+        subresource(data, layout),
+        ClearTexel::color(format, color).bytes(),
+    );
 }
 
 /// One texel's stored bytes (the first `size` of `bytes`): what a clear writes everywhere.
@@ -252,12 +252,7 @@ impl ClearTexel {
         }
         let size = format.texel_size();
         let mut bytes = [0u8; 16];
-        if let Some(z) = depth {
-            format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), &mut bytes[..size]);
-        }
-        if let Some(s) = stencil {
-            format.encode_stencil(s, &mut bytes[..size]);
-        }
+        encode_depth_stencil(format, depth, stencil, &mut bytes[..size]);
         Some(ClearTexel { bytes, size })
     }
 
@@ -393,28 +388,29 @@ pub fn clear_depth_stencil(
     depth: Option<f32>,
     stencil: Option<u8>,
 ) {
-    let size = format.texel_size();
-    let whole_texel =
-        (depth.is_some() || !format.is_depth()) && (stencil.is_some() || !format.has_stencil());
-    if whole_texel {
+    if let Some(texel) = ClearTexel::depth_stencil(format, depth, stencil) {
         // Every byte of a texel is cleared: encode one and replicate it.
-        let mut texel = [0u8; 16];
-        if let Some(z) = depth {
-            format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), &mut texel[..size]);
-        }
-        if let Some(s) = stencil {
-            format.encode_stencil(s, &mut texel[..size]);
-        }
-        fill_texels(subresource(data, layout), &texel[..size]);
+        fill_texels(subresource(data, layout), texel.bytes());
         return;
     }
-    for chunk in subresource(data, layout).chunks_exact_mut(size) {
-        if let Some(z) = depth {
-            format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), chunk);
-        }
-        if let Some(s) = stencil {
-            format.encode_stencil(s, chunk);
-        }
+    for chunk in subresource(data, layout).chunks_exact_mut(format.texel_size()) {
+        encode_depth_stencil(format, depth, stencil, chunk);
+    }
+}
+
+/// Writes the given depth (clamped to [0, 1], quantised) and stencil into one stored texel,
+/// leaving the part not given as it is.
+fn encode_depth_stencil(
+    format: TextureFormat,
+    depth: Option<f32>,
+    stencil: Option<u8>,
+    texel: &mut [u8],
+) {
+    if let Some(z) = depth {
+        format.encode_depth(format.quantize_depth(z.clamp(0.0, 1.0)), texel);
+    }
+    if let Some(s) = stencil {
+        format.encode_stencil(s, texel);
     }
 }
 
