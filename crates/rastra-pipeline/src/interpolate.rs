@@ -34,6 +34,10 @@ pub fn depth_at_quad(tri: &Triangle, x: u32, y: u32, [ox, oy]: [Fixed; 2]) -> [f
 /// Quads per warp.
 const QUADS: usize = WARP_LANES / 4;
 
+/// Rows of four quads (one row of quads of an 8×8 block) a whole pixel warp holds.
+pub const ROWS_PER_WARP: usize = QUADS / 4;
+const _: () = assert!(QUADS.is_multiple_of(4) && 4usize.is_multiple_of(ROWS_PER_WARP));
+
 /// The points a warp's lanes are shaded at and the planes they are shaded with, one array
 /// per value over the warp's lanes (structure of arrays: every loop over lanes compiles to
 /// SIMD instructions, whether the quads share a triangle or not). A quad's four lanes share
@@ -143,11 +147,12 @@ impl WarpPoints {
         self.z0[lanes].fill(tri.z[0]);
     }
 
-    /// [`WarpPoints::set_quad`] for the four quads of a row, `q` at pixel (x + 2q, y), all
-    /// of `tri` (the warp's shared triangle): the same offsets, computed for the whole warp
+    /// [`WarpPoints::set_quad`] for the quads of a warp's rows of a block, all of `tri`
+    /// (the warp's shared triangle): quad `q` at pixel (x + 2 (q mod 4), y + 2 ⌊q / 4⌋) —
+    /// [`ROWS_PER_WARP`] rows of four quads. The same offsets, computed for the whole warp
     /// at once.
     #[inline]
-    pub fn set_row(&mut self, tri: &Triangle, x: u32, y: u32) {
+    pub fn set_rows(&mut self, tri: &Triangle, x: u32, y: u32) {
         let p = &tri.planes;
         self.origin = [p.origin; QUADS];
         let (cx, cy) = pixel_center(x, y);
@@ -155,8 +160,8 @@ impl WarpPoints {
         let (ox, oy) = (cx - p.origin[0], cy - p.origin[1]);
         for l in 0..WARP_LANES {
             let (q, i) = ((l / 4) as Fixed, (l % 4) as Fixed);
-            self.dx[l] = offset(ox + (2 * q + (i & 1)) * one, 0);
-            self.dy[l] = offset(oy + (i >> 1) * one, 0);
+            self.dx[l] = offset(ox + (2 * (q % 4) + (i & 1)) * one, 0);
+            self.dy[l] = offset(oy + (2 * (q / 4) + (i >> 1)) * one, 0);
         }
     }
 

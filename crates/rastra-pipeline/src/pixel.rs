@@ -4,8 +4,8 @@
 //! (uncovered pixels run as helper lanes so derivatives exist), then pass the late depth test
 //! and the output merger — lane by lane in the order the quads arrived, which is API order.
 //! A whole 8×8 block with nothing to test (no depth test, one sample kept per pixel) that
-//! arrives when no quad is pending is exactly four such warps, one row of quads each: they
-//! are shaded straight from the block ([`shade_row_for_cpu`]) with the same lanes,
+//! arrives when no quad is pending is exactly `4 / ROWS_PER_WARP` such warps, rows of quads
+//! each: they are shaded straight from the block ([`shade_rows_for_cpu`]) with the same lanes,
 //! operations and counts, without gathering the quads one by one.
 //!
 //! Ordering invariant: with [`DepthMode::EarlyTestLateWrite`] a quad is tested before
@@ -19,7 +19,8 @@ use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::depth::DepthUnit;
 use crate::interpolate::{
-    WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes, interpolate_quad,
+    ROWS_PER_WARP, WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes,
+    interpolate_quad,
 };
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
@@ -70,8 +71,9 @@ pub struct PixelPipe<'a, 'fb> {
     /// statistic.
     pub samples_passed: u64,
     pending: Vec<Pending<'a>>,
-    /// Whether a whole block arriving with no quad pending is shaded as four rows of four
-    /// quads, a warp each, straight from the block ([`shade_row_for_cpu`]): no depth test,
+    /// Whether a whole block arriving with no quad pending is shaded as its four rows of four
+    /// quads, [`ROWS_PER_WARP`] to a warp, straight from the block ([`shade_rows_for_cpu`]):
+    /// no depth test,
     /// one sample per pixel kept by the sample mask, no shader depth.
     block_rows: bool,
     /// The pending warp's shading points and their weights, kept between warps (every
@@ -143,9 +145,9 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
         if self.block_rows && self.pending.is_empty() {
-            // The block's four warps are its four rows of quads, as below.
-            for row in 0..4 {
-                shade_row_for_cpu(self, tri, attrs, bx, by + 2 * row, budget, counters)?;
+            // The block's warps are its rows of quads, `ROWS_PER_WARP` each, as below.
+            for row in (0..4).step_by(ROWS_PER_WARP) {
+                shade_rows_for_cpu(self, tri, attrs, bx, by + 2 * row as u32, budget, counters)?;
             }
             return Ok(());
         }
@@ -576,12 +578,13 @@ fn shade(
 }
 
 rastra_texture::multiversion! {
-/// One row of a whole block as one warp: the quads at pixel (x + 2q, y), q = 0..4, every
-/// sample of `tri` covered, through shading and the output merger — what
+/// [`ROWS_PER_WARP`] rows of a whole block as one warp: quad `q` at pixel
+/// (x + 2 (q mod 4), y + 2 ⌊q / 4⌋), every sample of `tri` covered, through shading and the
+/// output merger — what
 /// [`PixelPipe::push_block`] and [`flush_for_cpu`] do for such a warp (the same lanes, the
 /// same operations per lane, the same counts), without gathering the quads one by one.
 /// Only for a pipe whose `block_rows` holds. Compiled for the baseline and for AVX2.
-fn shade_row_for_cpu<'a, 'fb, 's>(
+fn shade_rows_for_cpu<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
     tri: &'a Triangle,
     attrs: &'a [u32],
@@ -595,7 +598,7 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
     let words = p.varying_words as usize;
     let center = &mut pipe.center;
     center.begin(Some(tri));
-    center.set_row(tri, x, y);
+    center.set_rows(tri, x, y);
     // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
     center.weights_into(&mut pipe.center_weights);
     let weights = &pipe.center_weights;
@@ -604,11 +607,13 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
         let r = warp.regs_mut(reg, 4);
         // As `flush_for_cpu` computes them: each quad's first centre, plus one.
         r[0] = std::array::from_fn(|l| {
-            let qx = (x + 2 * (l as u32 / 4)) as f32 + 0.5;
+            let qx = (x + 2 * (l as u32 / 4 % 4)) as f32 + 0.5;
             (if l & 1 != 0 { qx + 1.0 } else { qx }).to_bits()
         });
-        let qy = y as f32 + 0.5;
-        r[1] = std::array::from_fn(|l| (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits());
+        r[1] = std::array::from_fn(|l| {
+            let qy = (y + 2 * (l as u32 / 16)) as f32 + 0.5;
+            (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits()
+        });
         r[2] = depths.map(f32::to_bits);
         r[3] = weights.inv_w.map(f32::to_bits);
     }
@@ -642,7 +647,7 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
     let covered = full as u32 * 0x0101_0101;
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
         let cov = covered & !discarded_pixels(info.discarded, q);
-        (x + 2 * q as u32, y, cov.to_le_bytes())
+        (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32, cov.to_le_bytes())
     });
     pipe.samples_passed += quads
         .iter()
@@ -655,11 +660,11 @@ fn shade_row_for_cpu<'a, 'fb, 's>(
 }
 }
 
-/// [`write_target`] for a row of four quads at pixel (x + 2q, y), x a multiple of 4 and y
-/// even, one sample per pixel. In the surface's 8×8 Morton tiles quads 0 and 1 are 32
-/// adjacent bytes, and so are quads 2 and 3 (the second quad of each pair is the first one
-/// with bit 1 of x set: four pixels on): on the ROP's eight-lane path each pair is one
-/// range, found with one address computation.
+/// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
+/// y + 2 ⌊q / 4⌋), x a multiple of 4 and y even, one sample per pixel. In the surface's 8×8
+/// Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes (the second quad of each pair is
+/// the first one with bit 1 of x set: four pixels on): on the ROP's eight-lane path each
+/// pair is one range, found with one address computation.
 #[inline(always)]
 fn write_row_target(
     surface: &ColorSurface<'_>,
@@ -669,7 +674,7 @@ fn write_row_target(
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
         let mut sum = (0, 0);
-        for k in [0, 2] {
+        for k in (0..QUADS_PER_WARP).step_by(2) {
             let (x, y, covs) = quads[k];
             debug_assert_eq!(
                 surface.layout.pixel(quads[k + 1].0, y),

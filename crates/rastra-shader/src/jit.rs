@@ -1,7 +1,7 @@
 //! The shader compiler's back end: SIMT code ([`crate::simt`]) compiled to native code with
 //! Cranelift, so a warp runs without an interpreter loop (T3 "Shader Unit internals": the
 //! driver compiles shaders to the hardware's ISA; here the hardware is the host CPU and a
-//! warp's 16 lanes are four 128-bit vectors).
+//! warp's 32 lanes are eight 128-bit vectors).
 //!
 //! The compiled function is the warp interpreter (`warp::run`) unrolled over one program:
 //! every SIMT op becomes a block doing what the interpreter does for that op, with the

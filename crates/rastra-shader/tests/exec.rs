@@ -1,4 +1,4 @@
-//! Execution tests: WGSL programs run on a 16-lane warp, checked against the reference
+//! Execution tests: WGSL programs run on a 32-lane warp, checked against the reference
 //! interpreter (inside `common::run`) and against expected values.
 #![allow(
     clippy::needless_range_loop,
@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use rastra_shader::{ExecError, FULL_MASK};
+use rastra_shader::{ExecError, FULL_MASK, WARP_LANES};
 
 fn fbits(x: f32) -> u32 {
     x.to_bits()
@@ -23,12 +23,12 @@ fn integer_arithmetic_edges() {
             return vec4<i32>(a / b, a % b, a << u32(b), a >> u32(b));
         }",
     );
-    let a = |l: usize| I_EDGE[l];
+    let a = |l: usize| I_EDGE[l % 16];
     let b = |l: usize| I_EDGE[(l * 7 + 3) % 16];
     let r = run(&p, &|i, _, l| {
         if i == 0 { a(l) as u32 } else { b(l) as u32 }
     });
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let (x, y) = (a(l), b(l));
         let div = if y == 0 { x } else { x.wrapping_div(y) };
         let rem = if y == 0 { 0 } else { x.wrapping_rem(y) };
@@ -91,10 +91,10 @@ fn unsigned_and_bit_builtins() {
             return vec4<u32>(x, y, z, w);
         }",
     );
-    let r = run(&p, &|_, _, l| I_EDGE[l] as u32);
-    for l in 0..16 {
-        let a = I_EDGE[l] as u32;
-        let b = I_EDGE[l];
+    let r = run(&p, &|_, _, l| I_EDGE[l % 16] as u32);
+    for l in 0..WARP_LANES {
+        let a = I_EDGE[l % 16] as u32;
+        let b = I_EDGE[l % 16];
         let x = a
             .count_ones()
             .wrapping_add((a.reverse_bits() & 0xff).wrapping_mul(100));
@@ -141,11 +141,11 @@ fn float_math_builtins() {
             return o;
         }",
     );
-    let r = run(&p, &|_, _, l| fbits(F_EDGE[l]));
+    let r = run(&p, &|_, _, l| fbits(F_EDGE[l % 16]));
     let same =
         |got: f32, want: f32| got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
-    for l in 0..16 {
-        let x = F_EDGE[l];
+    for l in 0..WARP_LANES {
+        let x = F_EDGE[l % 16];
         let sign = if x > 0.0 {
             1.0
         } else if x < 0.0 {
@@ -198,7 +198,7 @@ fn transcendental_and_geometric() {
     );
     let vals = [0.3f32, -1.5, 2.0, 0.0, 4.0, -0.25, 1.0, 7.0];
     let r = run(&p, &|i, _, l| fbits(vals[(l + 3 * i) % 8]));
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let (x, y) = (vals[l % 8], vals[(l + 3) % 8]);
         assert!((r.f(0, 0, l) - 1.0).abs() < 1e-6);
         assert!(r.f(0, 1, l).abs() < 1e-4);
@@ -226,19 +226,19 @@ fn conversions_saturate_and_bitcast() {
     );
     let r = run(&p, &|inp, _, l| {
         if inp == 0 {
-            fbits(F_EDGE[l])
+            fbits(F_EDGE[l % 16])
         } else {
-            I_EDGE[l] as u32
+            I_EDGE[l % 16] as u32
         }
     });
     // WGSL clamps out-of-range values to the nearest integer f32 can represent.
     let to_i32 = |x: f32| x.clamp(-2_147_483_648.0, 2_147_483_520.0) as i32;
     let to_u32 = |x: f32| x.clamp(0.0, 4_294_967_040.0) as u32;
-    for l in 0..16 {
-        let x = F_EDGE[l];
+    for l in 0..WARP_LANES {
+        let x = F_EDGE[l % 16];
         assert_eq!(r.u(0, 0, l), to_i32(x) as u32, "i32(x) lane {l}");
         assert_eq!(r.u(0, 1, l), to_u32(x), "u32(x) lane {l}");
-        assert_eq!(r.u(0, 2, l), (I_EDGE[l] as f32).to_bits());
+        assert_eq!(r.u(0, 2, l), (I_EDGE[l % 16] as f32).to_bits());
         let b = (x != 0.0) as u32;
         assert_eq!(r.u(0, 3, l), x.to_bits() ^ b ^ (((x > 0.0) as u32) << 1));
     }
@@ -300,7 +300,7 @@ fn divergent_control_flow_in_functions() {
             _ => acc + 10,
         }
     };
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let n = l as i32 - 3;
         assert_eq!(r.i(0, 0, l), classify(n), "classify({n})");
         let steps = if n <= 0 { 0 } else { ((n + 1) / 2).min(4) };
@@ -326,7 +326,7 @@ fn switch_fallthrough_default_in_middle_and_nested_break() {
         }",
     );
     let r = run(&p, &|_, _, l| l as u32 % 5);
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let want = match l as u32 % 5 {
             1 => 1010,
             2 => 1031,
@@ -346,10 +346,10 @@ fn discard_marks_lanes_and_keeps_helpers_running() {
         }",
     );
     assert!(p.uses_discard);
-    let r = run(&p, &|_, _, l| fbits(F_EDGE[l]));
+    let r = run(&p, &|_, _, l| fbits(F_EDGE[l % 16]));
     let mut want = 0;
-    for l in 0..16 {
-        if F_EDGE[l] < 0.0 {
+    for l in 0..WARP_LANES {
+        if F_EDGE[l % 16] < 0.0 {
             want |= 1 << l;
         }
     }
@@ -370,7 +370,7 @@ fn partial_masks_work() {
     let active = 0b1010_0110_0011_0101;
     let r = run_mask(&p, active, &[], &|_, _, l| l as u32);
     // Inactive lanes' outputs are unspecified (compiled code may write them).
-    for l in (0..16).filter(|l| (active >> l) & 1 == 1) {
+    for l in (0..WARP_LANES).filter(|l| (active >> l) & 1 == 1) {
         assert_eq!(r.u(0, 0, l), (0..l as u32).sum::<u32>());
     }
 }
@@ -403,7 +403,7 @@ fn derivatives_coarse_and_fine() {
             fbits(quad[l % 4] + 100.0 * (l / 4) as f32)
         }
     });
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let i = l % 4;
         assert_eq!(r.f(0, 0, l), 3.0);
         assert_eq!(r.f(0, 1, l), 9.0);
@@ -486,7 +486,7 @@ fn local_arrays_structs_private_const_override() {
         }
     });
     let k = [1.0f32, 2.0, 4.0, 8.0];
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let i = l as i32 - 2;
         // Out-of-range indices are clamped into the array (u32 compare: negatives clamp high).
         let ci4 = if i < 0 || i > 3 { 3 } else { i as usize };
@@ -516,7 +516,7 @@ fn matrices() {
         }",
     );
     let r = run(&p, &|_, _, l| fbits(l as f32));
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let x = l as f32;
         let a = [
             1.0 + 40.0 + 700.0,
@@ -551,7 +551,7 @@ fn select_any_all_and_vector_compares() {
         }",
     );
     let r = run(&p, &|_, c, l| fbits(F_EDGE[(l + c * 5) % 16]));
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let v: Vec<f32> = (0..4).map(|c| F_EDGE[(l + c * 5) % 16]).collect();
         assert_eq!(r.u(0, 0, l), v.iter().any(|&x| x > 0.0) as u32);
         assert_eq!(r.u(0, 1, l), v.iter().all(|&x| x > 0.0) as u32);
@@ -605,7 +605,7 @@ fn vertex_stage_position_and_builtins() {
             fbits((l * 2 + c) as f32)
         }
     });
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         assert_eq!(r.f(0, 0, l), (l * 2) as f32);
         assert_eq!(r.f(0, 3, l), 1.0);
         assert_eq!(r.u(1, 0, l), 2 * l as u32);
@@ -634,7 +634,7 @@ fn return_from_loop_in_function_and_discard_in_function() {
     );
     let r = run(&p, &|_, _, l| l as u32);
     let mut killed = 0;
-    for l in 0..16u32 {
+    for l in 0..WARP_LANES as u32 {
         let root = (0..10).find(|i| i * i == l).map_or(-1, |i| i as i32);
         assert_eq!(r.i(0, 0, l as usize), root, "find(10, {l})");
         assert_eq!(
@@ -688,7 +688,7 @@ fn sin_cos_in_and_out_of_range() {
     );
     let mut s = 0x2545_f491u32;
     for batch in 0..400 {
-        let xs: [f32; 16] = std::array::from_fn(|l| {
+        let xs: [f32; WARP_LANES] = std::array::from_fn(|l| {
             s ^= s << 13;
             s ^= s >> 17;
             s ^= s << 5;
@@ -736,7 +736,7 @@ fn values_read_across_segments_and_iterations() {
             return vec4<f32>(acc, t, k, k + 1.0);
         }",
     );
-    let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 0.37 - 2.9);
+    let xs: [f32; WARP_LANES] = std::array::from_fn(|l| l as f32 * 0.37 - 2.9);
     let r = run(&p, &|_, _, l| xs[l].to_bits());
     for (l, &x) in xs.iter().enumerate() {
         let (mut acc, mut t) = (0.0f64, x as f64);
@@ -770,7 +770,7 @@ fn constants_and_values_a_branch_changes() {
             return vec4<f32>(acc, k, 0.25 * x, 1.0);
         }",
     );
-    let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 0.5 - 3.75);
+    let xs: [f32; WARP_LANES] = std::array::from_fn(|l| l as f32 * 0.5 - 3.75);
     let r = run(&p, &|_, _, l| xs[l].to_bits());
     for (l, &x) in xs.iter().enumerate() {
         let k = if x > 0.0 { 3.0f32 } else { 2.0 };
@@ -814,7 +814,7 @@ fn unsigned_conversion_and_constant_divisors() {
         0x0100_0003,
         1023,
     ];
-    let r = run(&p, &|_, _, l| edges[l]);
+    let r = run(&p, &|_, _, l| edges[l % 16]);
     for (l, &a) in edges.iter().enumerate() {
         assert_eq!(r.u(0, 0, l), (a as f32).to_bits(), "f32({a})");
         assert_eq!(r.u(0, 1, l), a / 8 + a % 1024, "lane {l}");
@@ -849,7 +849,7 @@ fn uniform_and_divergent_loop_values() {
         }",
     );
     for active in [FULL_MASK, 0b1010_0110_0001_1100, 1 << 15] {
-        let xs: [f32; 16] = std::array::from_fn(|l| l as f32 * 1.7 - 2.0);
+        let xs: [f32; WARP_LANES] = std::array::from_fn(|l| l as f32 * 1.7 - 2.0);
         let r = common::run_mask(&p, active, &[], &|_, _, l| xs[l].to_bits());
         for (l, &x) in xs.iter().enumerate() {
             if (active >> l) & 1 == 0 {

@@ -198,10 +198,12 @@ fn subgroup_operations_over_active_lanes() {
             return r;
         }",
     );
-    // Lanes 3, 7, 11, 15 (x % 4 == 3) take the other branch; lane 13 is inactive.
+    // Lanes 3, 7, 11, … (x % 4 == 3) take the other branch; lane 13 is inactive.
     let active = FULL_MASK & !(1 << 13);
     let r = run_mask(&p, active, &[], &|_, _, l| l as u32);
-    let taking: Vec<u32> = (0..16u32).filter(|&l| l % 4 != 3 && l != 13).collect();
+    let taking: Vec<u32> = (0..WARP_LANES as u32)
+        .filter(|&l| l % 4 != 3 && l != 13)
+        .collect();
     let ballot: u32 = taking
         .iter()
         .filter(|&&l| l % 2 == 0)
@@ -213,7 +215,10 @@ fn subgroup_operations_over_active_lanes() {
         let lu = l as usize;
         assert_eq!(r.u(0, 0, lu), ballot + sum * 65536, "lane {l}");
         let incl: u32 = taking.iter().filter(|&&k| k <= l).sum();
-        let excl: u32 = taking.iter().filter(|&&k| k < l).map(|&k| k + 1).product();
+        let excl: u32 = taking
+            .iter()
+            .filter(|&&k| k < l)
+            .fold(1u32, |p, &k| p.wrapping_mul(k + 1));
         assert_eq!(
             r.u(0, 1, lu),
             incl.wrapping_add(excl.wrapping_mul(1000)),
@@ -237,7 +242,7 @@ fn quad_operations() {
         }",
     );
     let r = run(&p, &|_, _, l| (l as f32).to_bits());
-    for l in 0..16 {
+    for l in 0..WARP_LANES {
         let q = l & !3;
         assert_eq!(r.f(0, 0, l), (q + 2) as f32);
         assert_eq!(r.f(0, 1, l), (l ^ 1) as f32);

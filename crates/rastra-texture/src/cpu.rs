@@ -1,7 +1,7 @@
 //! The host CPU's vector units, as the GPU's hot loops see them (issue 5: "SIMD across lanes,
 //! runtime feature detection").
 //!
-//! rastra's lane loops (a warp's 16 lanes, a quad's 16 colour channels, a tile's samples) are
+//! rastra's lane loops (a warp's 32 lanes, a quad's 16 colour channels, a tile's samples) are
 //! written as plain loops over arrays, which the compiler turns into SIMD code for the target
 //! it is told about. The baseline x86-64 target only has 128-bit SSE2 and no fused
 //! multiply-add (so `f32::mul_add` is a library call). The hottest loops are therefore

@@ -16,7 +16,7 @@ use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
 impl Gen<'_, '_> {
     /// A run: its natively emitted instructions in segments, each generated one 4-lane
     /// chunk at a time (a chunk's values then fit the machine's vector registers, where all
-    /// sixteen lanes of every live value would not); between segments, the instructions the
+    /// 32 lanes of every live value would not); between segments, the instructions the
     /// interpreter's code runs and `sin`/`cos`, on whole registers in memory.
     pub(super) fn run(&mut self, start: usize, len: usize) {
         let m = self.b.use_var(self.mask);

@@ -1,4 +1,4 @@
-//! Test harness: compile WGSL, run a 16-lane warp with `execute` and with the reference
+//! Test harness: compile WGSL, run a 32-lane warp with `execute` and with the reference
 //! interpreter, check they agree on every output register of every active lane.
 #![allow(dead_code)]
 
