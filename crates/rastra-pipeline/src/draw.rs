@@ -20,7 +20,7 @@ use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
-use crate::front_end::{Chunk, FrontEndOutput, TexelLog, front_end};
+use crate::front_end::{Chunk, ChunkPool, FrontEndOutput, TexelLog, front_end};
 use crate::hiz::{HiZBuffer, HiZMode, block_index, fold_depths, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
@@ -199,8 +199,8 @@ impl From<ExecError> for DrawError {
 /// every draw, then the back end's tiles, each tile walking the draws one after the other
 /// (several draws in flight: a batch of small draws shares the workers as one big draw
 /// would). `budget` is the shader instruction budget left for the submission; `l2` is the
-/// device's texture L2, shared by every texture unit (see `cores::account_texels`).
-/// `counters` has one entry per draw and receives that draw's statistics: the same
+/// device's texture L2, shared by every texture unit (see `cores::account_texels`); `pool`
+/// the device's front-end chunk buffers. `counters` has one entry per draw and receives that draw's statistics: the same
 /// figures as running the draws one batch each, except where a draw's triangles reach
 /// the back end in several runs (each run counts its tiles again).
 pub fn draw_batch(
@@ -208,6 +208,7 @@ pub fn draw_batch(
     fb: &mut Framebuffer<'_>,
     workers: &Workers,
     l2: &mut L2Cache,
+    pool: &mut ChunkPool,
     budget: &mut u64,
     counters: &mut [Counters],
 ) -> Result<Vec<DrawOutput>, DrawError> {
@@ -221,6 +222,7 @@ pub fn draw_batch(
         height,
         workers,
         texel_cache,
+        pool,
         budget,
         counters,
         &mut |front, budget, counters| {

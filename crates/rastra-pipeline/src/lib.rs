@@ -46,6 +46,7 @@ pub mod compute;
 pub mod cores;
 
 pub use draw::{DrawCall, DrawError, DrawOutput, DrawRange, StageResources, draw_batch};
+pub use front_end::ChunkPool;
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};
 pub use memory::{BufferSlice, ColorTarget, DepthTarget, Framebuffer};
 pub use workers::Workers;

@@ -113,6 +113,38 @@ fn identical_for_any_thread_count() {
     }
 }
 
+/// A device keeps its front end's chunk buffers from one submission to the next
+/// (`ChunkPool`): a second frame on the same device, written into the first frame's buffers,
+/// is the first frame exactly — pixels and statistics. (No textures here: the device's
+/// texture L2 keeps its lines between submissions, as a GPU's does, and would count
+/// differently.)
+#[test]
+fn second_frame_on_a_device_equals_the_first() {
+    for frame in [
+        // Several back-end runs of chunks per frame, and a second batch of fewer chunks.
+        rastra_scene::workloads::small_triangles(200, 120, 120_000),
+        rastra_scene::workloads::blended_layers(96, 64, 6),
+        many_small_draws(),
+    ] {
+        let render = |runs| {
+            frame
+                .render(&DeviceDescriptor::default(), runs)
+                .expect("the scene renders")
+        };
+        let (first, second) = (render(1), render(2));
+        assert!(
+            first.pixels == second.pixels,
+            "{}: the second frame's image differs",
+            frame.name
+        );
+        assert_eq!(
+            first.stats, second.stats,
+            "{}: the second frame's statistics differ",
+            frame.name
+        );
+    }
+}
+
 /// The small-triangle workload cut into 120 draws of 50 triangles — a pass of many small
 /// draws, run as batches whose front ends and tiles mix draws.
 fn many_small_draws() -> Frame {

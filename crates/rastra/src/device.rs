@@ -83,6 +83,8 @@ struct Shared {
     stats: Mutex<FrameStats>,
     /// The texture L2 every texture unit shares (T4; its model is in `rastra_texture`).
     texture_l2: Mutex<rastra_texture::L2Cache>,
+    /// The front end's chunk buffers, reused by every submission.
+    chunks: Mutex<rastra_pipeline::ChunkPool>,
 }
 
 /// A rastra GPU.
@@ -102,6 +104,7 @@ impl Device {
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
             texture_l2: Mutex::new(rastra_texture::L2Cache::new(&desc.texel_cache)),
+            chunks: Mutex::new(rastra_pipeline::ChunkPool::default()),
         });
         (Device(shared.clone()), Queue(shared))
     }
@@ -200,12 +203,14 @@ impl Queue {
         let mut budget = self.0.desc.shader_instruction_budget;
         let mut stats = self.0.stats.lock().unwrap_or_else(|e| e.into_inner());
         let mut l2 = self.0.texture_l2.lock().unwrap_or_else(|e| e.into_inner());
+        let mut chunks = self.0.chunks.lock().unwrap_or_else(|e| e.into_inner());
         for cb in buffers {
             if let Err(reason) = crate::processor::execute(
                 &cb.commands,
                 &self.0.desc.features,
                 &self.0.workers,
                 &mut l2,
+                &mut chunks,
                 &mut budget,
                 &mut stats,
             ) {

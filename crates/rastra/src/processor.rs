@@ -15,8 +15,8 @@ use rastra_pipeline::memory::{
 };
 use rastra_pipeline::state::{Color, ScissorRect, Viewport};
 use rastra_pipeline::{
-    BufferSlice, ColorTarget, DepthTarget, DrawCall, DrawOutput, Framebuffer, StageResources,
-    Workers,
+    BufferSlice, ChunkPool, ColorTarget, DepthTarget, DrawCall, DrawOutput, Framebuffer,
+    StageResources, Workers,
 };
 use rastra_shader::TextureBinding;
 use rastra_stats::{Counters, DrawStats, FrameStats};
@@ -131,6 +131,7 @@ pub(crate) fn execute(
     features: &DeviceFeatures,
     workers: &Workers,
     l2: &mut L2Cache,
+    chunks: &mut ChunkPool,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
@@ -151,7 +152,7 @@ pub(crate) fn execute(
                 | Command::Draw { .. }
         );
         if !state_only && let Some(p) = pass.as_mut() {
-            run_queued(p, workers, l2, budget, stats)?;
+            run_queued(p, workers, l2, chunks, budget, stats)?;
         }
         match command {
             Command::BeginRenderPass {
@@ -346,11 +347,11 @@ pub(crate) fn execute(
                 if alone {
                     // A draw that writes memory runs after the queued draws have finished
                     // and before any later one starts, as if nothing were batched.
-                    run_queued(p, workers, l2, budget, stats)?;
+                    run_queued(p, workers, l2, chunks, budget, stats)?;
                 }
                 p.queue_draw(label, *range, instances.clone());
                 if alone || p.queue.len() >= MAX_QUEUED_DRAWS {
-                    run_queued(p, workers, l2, budget, stats)?;
+                    run_queued(p, workers, l2, chunks, budget, stats)?;
                 }
             }
             Command::DrawIndirect {
@@ -365,7 +366,7 @@ pub(crate) fn execute(
                 match (&range, &instances) {
                     (Some(range), Some(instances)) if first_instance_ok(instances, features) => {
                         p.queue_draw(label, *range, instances.clone());
-                        run_queued(p, workers, l2, budget, stats)?;
+                        run_queued(p, workers, l2, chunks, budget, stats)?;
                     }
                     _ => {
                         let skipped = if range.is_some() && instances.is_some() {
@@ -487,7 +488,7 @@ pub(crate) fn execute(
     // (The encoder closes every pass it opens, and the pass end ran the queue; a pass left
     // open would still run its draws.)
     if let Some(p) = pass.as_mut() {
-        run_queued(p, workers, l2, budget, stats)?;
+        run_queued(p, workers, l2, chunks, budget, stats)?;
     }
     Ok(())
 }
@@ -789,6 +790,7 @@ fn run_queued(
     p: &mut Pass<'_>,
     workers: &Workers,
     l2: &mut L2Cache,
+    chunks: &mut ChunkPool,
     budget: &mut u64,
     stats: &mut FrameStats,
 ) -> Result<(), String> {
@@ -902,8 +904,9 @@ fn run_queued(
         clear: p.fast_clear.as_ref(),
     };
     let mut counters = vec![Counters::default(); calls.len()];
-    let outputs = rastra_pipeline::draw_batch(&calls, &mut fb, workers, l2, budget, &mut counters)
-        .map_err(|e| e.to_string())?;
+    let outputs =
+        rastra_pipeline::draw_batch(&calls, &mut fb, workers, l2, chunks, budget, &mut counters)
+            .map_err(|e| e.to_string())?;
     drop(fb);
     for ((q, counters), out) in queue.iter().zip(counters).zip(&outputs) {
         p.count_passed(out);
