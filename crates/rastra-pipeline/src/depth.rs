@@ -121,9 +121,31 @@ impl<'a> DepthUnit<'a> {
     ) -> [u8; 4] {
         if self.plain_f32 && self.samples == 1 {
             let base = self.layout.pixel(x, y);
+            let z = [z[0][0], z[1][0], z[2][0], z[3][0]];
             return self.test_quad_f32(base, coverage, z, write && self.write_enabled);
         }
         self.test_quad_general(x, y, coverage, z, write)
+    }
+
+    /// [`DepthUnit::test_quad`] of a quad with one sample per pixel, its four depths `z`
+    /// given as values: the commonest quad reaches the test with its depths in registers
+    /// (written into a sample array and read back, they would wait on the stores — a
+    /// load spanning two stores is not forwarded from them).
+    #[inline]
+    pub fn test_quad_1x(
+        &mut self,
+        x: u32,
+        y: u32,
+        coverage: [u8; 4],
+        z: [f32; 4],
+        write: bool,
+    ) -> [u8; 4] {
+        if self.plain_f32 && self.samples == 1 {
+            let base = self.layout.pixel(x, y);
+            return self.test_quad_f32(base, coverage, z, write && self.write_enabled);
+        }
+        let samples = z.map(|d| [d, 0.0, 0.0, 0.0]);
+        self.test_quad_general(x, y, coverage, &samples, write)
     }
 
     /// [`DepthUnit::test_quad`] for every other surface.
@@ -176,13 +198,12 @@ impl<'a> DepthUnit<'a> {
         &mut self,
         base: usize,
         coverage: [u8; 4],
-        z: &[[f32; 4]; 4],
+        z: [f32; 4],
         write: bool,
     ) -> [u8; 4] {
         // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { self.data.texels_mut(base, 16) };
         let texels: &mut [u8; 16] = texels.try_into().expect("a quad is 16 bytes");
-        let z = [z[0][0], z[1][0], z[2][0], z[3][0]];
         #[cfg(target_arch = "x86_64")]
         let pass = quad_f32_x86(texels, coverage, z, self.range, self.compare, write);
         #[cfg(not(target_arch = "x86_64"))]

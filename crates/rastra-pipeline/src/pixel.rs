@@ -119,7 +119,9 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     }
 
     /// Takes one rasterized quad of triangle `tri`, whose vertices' varying words are
-    /// `attrs`.
+    /// `attrs`. (The quad reaches [`push_for_cpu`] as three words, in registers: a quad
+    /// struct stored field by field and read back whole waits for the stores.)
+    #[inline(always)]
     pub fn push(
         &mut self,
         tri: &'a Triangle,
@@ -128,7 +130,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        push_for_cpu(self, tri, attrs, quad, budget, counters)
+        let coverage = u32::from_le_bytes(quad.coverage);
+        push_for_cpu(self, tri, attrs, quad.x, quad.y, coverage, budget, counters)
     }
 
     /// Takes the whole 8×8 block at pixel (bx, by) of triangle `tri`, every sample covered:
@@ -204,16 +207,24 @@ fn uncovered_pixels(coverage: [u8; 4]) -> u32 {
 }
 
 rastra_texture::multiversion! {
-/// [`PixelPipe::push`], compiled for the baseline and for AVX2 (the same bits).
+/// [`PixelPipe::push`] of the quad at pixel (x, y) with coverage bytes `coverage` (pixel
+/// `i` in byte `i`), compiled for the baseline and for AVX2 (the same bits).
+#[allow(clippy::too_many_arguments)]
 fn push_for_cpu<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
     tri: &'a Triangle,
     attrs: &'a [u32],
-    quad: Quad,
+    x: u32,
+    y: u32,
+    coverage: u32,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
-    let mut quad = quad;
+    let mut quad = Quad {
+        x,
+        y,
+        coverage: coverage.to_le_bytes(),
+    };
     let mode = pipe.pipeline.depth_mode;
     // The multisample state's sample mask removes samples before any test (all four
     // pixels at once, as one word: bytes written one by one and then compared as a
@@ -235,10 +246,11 @@ fn push_for_cpu<'a, 'fb, 's>(
     let raster = quad.coverage;
     let t = tri;
     let mut z = [[0.0f32; 4]; 4];
-    if mode != DepthMode::Off && pipe.pattern.count == 1 {
-        // One sample per pixel: the quad's four depths at once (uncovered pixels' depths
-        // are never read).
-        let zq = depth_at_quad(t, quad.x, quad.y, pipe.pattern.offsets[0]);
+    // One sample per pixel: the quad's four depths at once (uncovered pixels' depths are
+    // never read), tested as values.
+    let single = (mode != DepthMode::Off && pipe.pattern.count == 1)
+        .then(|| depth_at_quad(t, quad.x, quad.y, pipe.pattern.offsets[0]));
+    if let Some(zq) = single {
         for i in 0..4 {
             z[i][0] = zq[i];
         }
@@ -268,7 +280,10 @@ fn push_for_cpu<'a, 'fb, 's>(
             .as_mut()
             .expect("depth mode implies a depth target");
         let write = mode == DepthMode::EarlyTestWrite;
-        let pass = depth.test_quad(quad.x, quad.y, quad.coverage, &z, write);
+        let pass = match single {
+            Some(zq) => depth.test_quad_1x(quad.x, quad.y, quad.coverage, zq, write),
+            None => depth.test_quad(quad.x, quad.y, quad.coverage, &z, write),
+        };
         let (before, after) = (
             u32::from_le_bytes(quad.coverage).count_ones(),
             u32::from_le_bytes(pass).count_ones(),
