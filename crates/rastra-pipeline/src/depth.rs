@@ -130,8 +130,9 @@ impl<'a> DepthUnit<'a> {
     /// [`DepthUnit::test_quad`] of a quad with one sample per pixel, its four depths `z`
     /// given as values: the commonest quad reaches the test with its depths in registers
     /// (written into a sample array and read back, they would wait on the stores — a
-    /// load spanning two stores is not forwarded from them).
-    #[inline]
+    /// load spanning two stores is not forwarded from them). Inlined into the caller: as
+    /// an argument of a call the four depths would go through memory again.
+    #[inline(always)]
     pub fn test_quad_1x(
         &mut self,
         x: u32,
@@ -193,7 +194,7 @@ impl<'a> DepthUnit<'a> {
     /// [`DepthUnit::test_quad`] on a single-sampled Depth32Float surface, the quad's 16
     /// bytes at `base`: the four tests side by side (no quantisation), the quad's texels
     /// read and written back as one block (failing and uncovered pixels keep their bits).
-    #[inline]
+    #[inline(always)]
     fn test_quad_f32(
         &mut self,
         base: usize,
