@@ -5,17 +5,22 @@ use rastra_shader::ExecInfo;
 use rastra_stats::Counters;
 use rastra_texture::{L2Cache, TexelCacheStats, TextureUnit};
 
-/// Adds one execution's shader-core statistics to `counters`.
+/// Adds one execution's shader-core statistics to `counters`. The execution has just
+/// written `info` field by field, so each field is read on its own: a vector load spanning
+/// several of those stores waits for them to reach the cache (a stall per warp).
+#[inline(always)]
 pub fn account(info: &ExecInfo, counters: &mut Counters) {
-    counters.instructions_alu += info.alu;
-    counters.instructions_transcendental += info.transcendental;
-    counters.instructions_memory += info.memory;
-    counters.instructions_texture += info.texture;
-    counters.instructions_control += info.control;
-    counters.issued_lane_slots += info.instructions * rastra_shader::WARP_LANES as u64;
-    counters.active_lane_slots += info.active_lanes;
-    counters.divergent_branches += info.divergent_branches;
-    counters.barrier_waits += info.barrier_waits;
+    // SAFETY: a plain read of an initialised field of a live reference.
+    let read = |v: &u64| unsafe { std::ptr::read_volatile(v) };
+    counters.instructions_alu += read(&info.alu);
+    counters.instructions_transcendental += read(&info.transcendental);
+    counters.instructions_memory += read(&info.memory);
+    counters.instructions_texture += read(&info.texture);
+    counters.instructions_control += read(&info.control);
+    counters.issued_lane_slots += read(&info.instructions) * rastra_shader::WARP_LANES as u64;
+    counters.active_lane_slots += read(&info.active_lanes);
+    counters.divergent_branches += read(&info.divergent_branches);
+    counters.barrier_waits += read(&info.barrier_waits);
 }
 
 /// Collects what a texture unit's caches did since its last reset: replays the L2

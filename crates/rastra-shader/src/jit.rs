@@ -317,13 +317,24 @@ pub(crate) fn run(
     if state.frames.len() < levels {
         state.frames.resize(levels, 0);
     }
+    // Field by field (`warp::run` has just stored them one by one): a wider load spanning
+    // those stores waits for them to reach the cache — a stall on every call.
+    // SAFETY: plain reads of initialised fields of a live reference.
+    let (mask, helpers, discarded, resume) = unsafe {
+        (
+            std::ptr::read_volatile(&state.mask),
+            std::ptr::read_volatile(&state.helpers),
+            std::ptr::read_volatile(&state.discarded),
+            std::ptr::read_volatile(&state.resume),
+        )
+    };
     let mut cx = Cx {
         regs: regs.as_mut_ptr(),
         num_regs: regs.len(),
-        mask: state.mask,
-        helpers: state.helpers,
-        discarded: state.discarded,
-        resume: state.resume,
+        mask,
+        helpers,
+        discarded,
+        resume,
         frames: state.frames.as_mut_ptr(),
         counters: [0; COUNTERS],
         insts: code.insts.as_ptr(),
