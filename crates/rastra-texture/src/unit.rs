@@ -467,14 +467,19 @@ impl TextureUnit {
                 Pos::Flat(c[l])
             }
         });
-        let grads: Option<[([f32; 3], [f32; 3]); 4]> = match lod {
-            Lod::Level(_) => None,
-            Lod::Grad { ddx, ddy } => Some(std::array::from_fn(|l| (ddx[l], ddy[l]))),
-            Lod::Implicit | Lod::Bias(_) => Some(std::array::from_fn(|l| {
-                let row = l & 2;
-                let col = l & 1;
-                (sub3(c[row + 1], c[row]), sub3(c[col + 2], c[col]))
-            })),
+        // Lane `l`'s gradients, computed where the lane needs them (an array of all four
+        // lanes' would be stored value by value and read back in wider pieces — a stall per
+        // quad).
+        let grads = |l: usize| -> Option<([f32; 3], [f32; 3])> {
+            match lod {
+                Lod::Level(_) => None,
+                Lod::Grad { ddx, ddy } => Some((ddx[l], ddy[l])),
+                Lod::Implicit | Lod::Bias(_) => {
+                    let row = l & 2;
+                    let col = l & 1;
+                    Some((sub3(c[row + 1], c[row]), sub3(c[col + 2], c[col])))
+                }
+            }
         };
         // A loop rather than `array::from_fn`: the closure `from_fn` takes was compiled on
         // its own, for the baseline CPU, outside the AVX2 body this function is inlined into.
@@ -485,7 +490,7 @@ impl TextureUnit {
         }; 4];
         for (l, out) in lods.iter_mut().enumerate() {
             *out = 'lane: {
-                let Some((dx, dy)) = grads.map(|g| g[l]) else {
+                let Some((dx, dy)) = grads(l) else {
                     let lambda = match lod {
                         Lod::Level(v) => v[l],
                         _ => 0.0,
@@ -579,28 +584,54 @@ impl TextureUnit {
         }
         // Bilinear 2D footprints (what `footprint` would pick for every probe) share their
         // level's set-up.
-        let bilinear = matches!(pos, Pos::Flat(_))
-            && filter == FilterMode::Linear
-            && ctx.depth_ref.is_none()
-            && view_dims(view) == 2;
+        let flat = match pos {
+            Pos::Flat(c) => Some(c),
+            Pos::Cube { .. } => None,
+        };
+        let bilinear = flat.filter(|_| {
+            filter == FilterMode::Linear && ctx.depth_ref.is_none() && view_dims(view) == 2
+        });
         let mut acc = [0.0f32; 4];
+        let probe = |k: u32| {
+            if n == 1 {
+                pos
+            } else {
+                offset_pos(pos, lod.axis, probe_offset(k, n))
+            }
+        };
         for &(level, lw) in levels {
-            let l2d = bilinear.then(|| self.level_2d(src, view, sampler, level, ctx.slice));
             // Every probe of a level has the same weight.
             let w = lw / n as f32;
-            for k in 0..n {
-                let t = probe_offset(k, n);
-                let p = if n == 1 {
-                    pos
-                } else {
-                    offset_pos(pos, lod.axis, t)
-                };
-                let v = match (&l2d, p) {
-                    (Some(l), Pos::Flat(c)) => self.bilinear_2d(l, quad.offset, c),
-                    _ => self.footprint(src, view, sampler, quad.offset, level, p, filter, ctx),
-                };
-                for c in 0..4 {
-                    acc[c] += w * v[c];
+            // The two kinds of footprint in loops of their own: merged into one loop, their
+            // results met in memory, stored value by value and read back as a vector.
+            if let Some(c0) = bilinear {
+                let l = self.level_2d(src, view, sampler, level, ctx.slice);
+                for k in 0..n {
+                    let c = if n == 1 {
+                        c0
+                    } else {
+                        offset_flat(c0, lod.axis, probe_offset(k, n))
+                    };
+                    let v = self.bilinear_2d(&l, quad.offset, c);
+                    for c in 0..4 {
+                        acc[c] += w * v[c];
+                    }
+                }
+            } else {
+                for k in 0..n {
+                    let v = self.footprint(
+                        src,
+                        view,
+                        sampler,
+                        quad.offset,
+                        level,
+                        probe(k),
+                        filter,
+                        ctx,
+                    );
+                    for c in 0..4 {
+                        acc[c] += w * v[c];
+                    }
                 }
             }
         }
@@ -1281,13 +1312,19 @@ fn probe_offset(k: u32, n: u32) -> f32 {
 
 fn offset_pos(pos: Pos, axis: [f32; 3], t: f32) -> Pos {
     match pos {
-        Pos::Flat(c) => Pos::Flat([c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]),
+        Pos::Flat(c) => Pos::Flat(offset_flat(c, axis, t)),
         Pos::Cube { face, s, t: tt } => Pos::Cube {
             face,
             s: (s + t * axis[0]).clamp(0.0, 1.0),
             t: (tt + t * axis[1]).clamp(0.0, 1.0),
         },
     }
+}
+
+/// [`offset_pos`] of a flat position.
+#[inline(always)]
+fn offset_flat(c: [f32; 3], axis: [f32; 3], t: f32) -> [f32; 3] {
+    [c[0] + t * axis[0], c[1] + t * axis[1], c[2] + t * axis[2]]
 }
 
 #[cfg(test)]
