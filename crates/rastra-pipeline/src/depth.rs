@@ -119,10 +119,9 @@ impl<'a> DepthUnit<'a> {
         z: &[[f32; 4]; 4],
         write: bool,
     ) -> [u8; 4] {
-        if self.plain_f32 && self.samples == 1 {
-            let base = self.layout.pixel(x, y);
+        if self.samples == 1 {
             let z = [z[0][0], z[1][0], z[2][0], z[3][0]];
-            return self.test_quad_f32(base, coverage, z, write && self.write_enabled);
+            return self.test_quad_1x(x, y, coverage, z, write);
         }
         self.test_quad_general(x, y, coverage, z, write)
     }

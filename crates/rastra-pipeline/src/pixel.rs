@@ -5,8 +5,8 @@
 //! and the output merger — lane by lane in the order the quads arrived, which is API order.
 //! A whole 8×8 block with nothing to test (no depth test, one sample kept per pixel) that
 //! arrives when no quad is pending is exactly `4 / ROWS_PER_WARP` such warps, rows of quads
-//! each: they are shaded straight from the block ([`shade_rows_for_cpu`]) with the same lanes,
-//! operations and counts, without gathering the quads one by one.
+//! each: they are shaded straight from the block ([`shade_rows_for_cpu`]) with the same
+//! lanes, operations and counts, without gathering the quads one by one.
 //!
 //! Ordering invariant: with [`DepthMode::EarlyTestLateWrite`] a quad is tested before
 //! shading but its depth is written after; a warp therefore never holds two quads at the
@@ -73,8 +73,7 @@ pub struct PixelPipe<'a, 'fb> {
     pending: Vec<Pending<'a>>,
     /// Whether a whole block arriving with no quad pending is shaded as its four rows of four
     /// quads, [`ROWS_PER_WARP`] to a warp, straight from the block ([`shade_rows_for_cpu`]):
-    /// no depth test,
-    /// one sample per pixel kept by the sample mask, no shader depth.
+    /// no depth test, one sample per pixel kept by the sample mask, no shader depth.
     block_rows: bool,
     /// The pending warp's shading points and their weights, kept between warps (every
     /// lane a warp uses is written before it is read).
@@ -595,9 +594,9 @@ fn shade(
 rastra_texture::multiversion! {
 /// [`ROWS_PER_WARP`] rows of a whole block as one warp: quad `q` at pixel
 /// (x + 2 (q mod 4), y + 2 ⌊q / 4⌋), every sample of `tri` covered, through shading and the
-/// output merger — what
-/// [`PixelPipe::push_block`] and [`flush_for_cpu`] do for such a warp (the same lanes, the
-/// same operations per lane, the same counts), without gathering the quads one by one.
+/// output merger — what [`PixelPipe::push_block`] and [`flush_for_cpu`] do for such a warp
+/// (the same lanes, the same operations per lane, the same counts), without gathering the
+/// quads one by one.
 /// Only for a pipe whose `block_rows` holds. Compiled for the baseline and for AVX2.
 fn shade_rows_for_cpu<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
