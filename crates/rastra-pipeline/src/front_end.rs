@@ -60,8 +60,7 @@ const BACK_END_CHUNKS: usize = 256;
 /// from one batch to the next by the device. At most [`BACK_END_CHUNKS`] +
 /// [`GROUP_CHUNKS`] chunks, each holding what one chunk of [`CHUNK_POSITIONS`] positions
 /// set up (at most eight triangles per primitive: seven clip planes make a polygon of up to
-/// ten vertices) — so the pool is bounded
-/// however big a batch is.
+/// ten vertices) — so the pool is bounded however big a batch is.
 #[derive(Default)]
 pub struct ChunkPool {
     chunks: Vec<Chunk>,
