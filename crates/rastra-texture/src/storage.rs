@@ -655,32 +655,30 @@ impl Texture {
         })
     }
 
-    /// Byte offsets of the elements (texels or blocks) of one row (`row` of image `image`)
-    /// of a validated region, into `out` (cleared first): in the linear data laid out by
-    /// `layout` (`bpr` bytes per row, `rpi` rows per image), and in the tiled storage. Shared
-    /// by uploads and downloads, a row at a time (a whole region's list would be as large as
-    /// the image).
-    #[allow(clippy::too_many_arguments)]
-    fn row_elements(
+    /// Calls `f(linear, tiled)` with the byte offsets of every element (texel or block) of a
+    /// validated region, row by row: in the linear data laid out by `layout` (`bpr` bytes
+    /// per row, `rpi` rows per image), and in the tiled storage. The one walk uploads and
+    /// downloads share.
+    fn each_element(
         &self,
         r: &Region,
         layout: &DataLayout,
-        bpr: u64,
-        rpi: u64,
-        image: u32,
-        row: u32,
-        out: &mut Vec<(usize, usize)>,
+        (bpr, rpi): (u64, u64),
+        mut f: impl FnMut(usize, usize),
     ) {
         let (part_offset, elem) = r.part;
-        out.clear();
-        let slice = self.slice_of(r.z + image, 0);
-        let linear_row = (layout.offset + bpr * (rpi * image as u64 + row as u64)) as usize;
-        for b in 0..r.blocks {
-            // In range: `region` validated the copy against the texture.
-            let tiled = self
-                .element_offset(r.mip, slice, r.ex + b, r.ey + row)
-                .unwrap_or(0) as usize;
-            out.push((linear_row + b as usize * elem, tiled + part_offset));
+        for image in 0..r.images {
+            let slice = self.slice_of(r.z + image, 0);
+            for row in 0..r.rows {
+                let linear_row = (layout.offset + bpr * (rpi * image as u64 + row as u64)) as usize;
+                for b in 0..r.blocks {
+                    // In range: `region` validated the copy against the texture.
+                    let tiled = self
+                        .element_offset(r.mip, slice, r.ex + b, r.ey + row)
+                        .unwrap_or(0) as usize;
+                    f(linear_row + b as usize * elem, tiled + part_offset);
+                }
+            }
         }
     }
 
@@ -749,20 +747,17 @@ impl Texture {
             return invalid!("cannot upload to a multisampled texture");
         }
         let r = self.region(&dst, size)?;
-        let (bpr, rpi) = self.linear(&r, &layout, data.len())?;
+        let pitch = self.linear(&r, &layout, data.len())?;
         let elem = r.part.1;
-        let mut offsets = Vec::with_capacity(r.blocks as usize);
-        for image in 0..r.images {
-            for row in 0..r.rows {
-                self.row_elements(&r, &layout, bpr, rpi, image, row, &mut offsets);
-                for &(linear, tiled) in &offsets {
-                    copy_element(
-                        &mut self.data[tiled..tiled + elem],
-                        &data[linear..linear + elem],
-                    );
-                }
-            }
-        }
+        // The storage is taken out for the walk, which reads only the layout.
+        let mut tiled_data = std::mem::take(&mut self.data);
+        self.each_element(&r, &layout, pitch, |linear, tiled| {
+            copy_element(
+                &mut tiled_data[tiled..tiled + elem],
+                &data[linear..linear + elem],
+            );
+        });
+        self.data = tiled_data;
         self.generation += 1;
         Ok(())
     }
@@ -779,20 +774,14 @@ impl Texture {
             return invalid!("cannot read back a multisampled texture");
         }
         let r = self.region(&src, size)?;
-        let (bpr, rpi) = self.linear(&r, &layout, out.len())?;
+        let pitch = self.linear(&r, &layout, out.len())?;
         let elem = r.part.1;
-        let mut offsets = Vec::with_capacity(r.blocks as usize);
-        for image in 0..r.images {
-            for row in 0..r.rows {
-                self.row_elements(&r, &layout, bpr, rpi, image, row, &mut offsets);
-                for &(linear, tiled) in &offsets {
-                    copy_element(
-                        &mut out[linear..linear + elem],
-                        &self.data[tiled..tiled + elem],
-                    );
-                }
-            }
-        }
+        self.each_element(&r, &layout, pitch, |linear, tiled| {
+            copy_element(
+                &mut out[linear..linear + elem],
+                &self.data[tiled..tiled + elem],
+            );
+        });
         Ok(())
     }
 
