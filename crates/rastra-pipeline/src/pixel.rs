@@ -3,10 +3,11 @@
 //! `WARP_LANES / 4` quads, shaded on the shader cores with every lane of a quad active
 //! (uncovered pixels run as helper lanes so derivatives exist), then pass the late depth test
 //! and the output merger — lane by lane in the order the quads arrived, which is API order.
-//! A whole 8×8 block with nothing to test (no depth test, one sample kept per pixel) that
-//! arrives when no quad is pending is exactly `4 / ROWS_PER_WARP` such warps, rows of quads
-//! each: they are shaded straight from the block ([`shade_rows_for_cpu`]) with the same
-//! lanes, operations and counts, without gathering the quads one by one.
+//! A whole 8×8 block with nothing to test (no depth test, one sample kept per pixel) and no
+//! pending quad inside it is exactly `4 / ROWS_PER_WARP` such warps, rows of quads each: they
+//! are shaded straight from the block ([`shade_rows_for_cpu`]) with the same lanes and
+//! operations, without gathering the quads one by one, ahead of the pending quads (which
+//! cover other pixels, so no pixel's writes change order).
 //!
 //! Ordering invariant: with [`DepthMode::EarlyTestLateWrite`] a quad is tested before
 //! shading but its depth is written after; a warp therefore never holds two quads at the
@@ -25,6 +26,7 @@ use crate::interpolate::{
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
+use crate::raster::BLOCK_SIZE;
 use crate::raster::{Quad, Rasterized, SamplePattern};
 use crate::setup::{SUBPIXEL_BITS, Triangle};
 use crate::state::Viewport;
@@ -146,7 +148,17 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        if self.block_rows && self.pending.is_empty() {
+        // Quads pending from partly covered blocks stay pending unless one lies in this
+        // block (its pixels must then reach the output merger first): the block's pixels are
+        // others, so shading them ahead changes no pixel's order of writes. Waiting for the
+        // pending warp to empty instead sent every later block of the tile down the
+        // quad-by-quad path (a quarter of blended_layers' pixels).
+        let overlaps = || {
+            self.pending
+                .iter()
+                .any(|p| (p.quad.x & !(BLOCK_SIZE - 1), p.quad.y & !(BLOCK_SIZE - 1)) == (bx, by))
+        };
+        if self.block_rows && !overlaps() {
             // The block's warps are its rows of quads, `ROWS_PER_WARP` each, as below.
             for row in (0..4).step_by(ROWS_PER_WARP) {
                 shade_rows_for_cpu(self, tri, attrs, bx, by + 2 * row as u32, budget, counters)?;
