@@ -27,9 +27,20 @@ pub const SUBPIXEL_ONE: i64 = 1 << SUBPIXEL_BITS;
 pub type Fixed = i64;
 
 /// Snaps a framebuffer coordinate to the sub-pixel grid (round to nearest, ties to even).
+/// In f64, adding and removing 1.5·2⁵² rounds any value below 2⁵¹ in magnitude to an
+/// integer, ties to even (the sum lies where doubles are the integers); an f32 that large
+/// is an integer already. The same values as `f32::round_ties_even`, which is a C library
+/// call on the x86-64 baseline (no SSE4.1 `roundss`): 1% of small_triangles' time.
 #[inline]
 pub fn snap(v: f32) -> Fixed {
-    (v * SUBPIXEL_ONE as f32).round_ties_even() as Fixed
+    const ROUNDER: f64 = 6_755_399_441_055_744.0;
+    let t = (v * SUBPIXEL_ONE as f32) as f64;
+    let rounded = if t.abs() < 2_251_799_813_685_248.0 {
+        (t + ROUNDER) - ROUNDER
+    } else {
+        t
+    };
+    rounded as Fixed
 }
 
 /// One edge function `E(x, y) = a·x + b·y + c` over snapped coordinates, with the fill-rule
@@ -296,5 +307,42 @@ impl SetupState {
             vertex_order: order,
             attrs,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `snap` rounds exactly as `round_ties_even`: at every half-unit tie and its
+    /// neighbours over small and large magnitudes, at the power-of-two boundaries where
+    /// floats stop having fractions, and at infinities and NaN.
+    #[test]
+    fn snap_rounds_ties_to_even() {
+        let reference = |v: f32| (v * SUBPIXEL_ONE as f32).round_ties_even() as Fixed;
+        let mut values = vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+        ];
+        for k in -2000i32..2000 {
+            let tie = (k as f32 + 0.5) / SUBPIXEL_ONE as f32;
+            let bits = tie.to_bits();
+            values.extend([tie, f32::from_bits(bits + 1), f32::from_bits(bits - 1)]);
+        }
+        for e in 0..40 {
+            let p = 2f32.powi(e) / SUBPIXEL_ONE as f32;
+            for m in [-1.5f32, -1.0, -0.75, 0.75, 1.0, 1.25, 1.5, 1.75] {
+                let v = p * m;
+                let bits = v.to_bits();
+                values.extend([v, f32::from_bits(bits + 1), f32::from_bits(bits - 1)]);
+            }
+        }
+        for v in values {
+            assert_eq!(snap(v), reference(v), "{v:e}");
+        }
     }
 }
