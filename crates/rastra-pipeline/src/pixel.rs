@@ -687,10 +687,11 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
 }
 
 /// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
-/// y + 2 ⌊q / 4⌋), x a multiple of 4 and y even, one sample per pixel. In the surface's 8×8
-/// Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes (the second quad of each pair is
-/// the first one with bit 1 of x set: four pixels on): on the ROP's eight-lane path each
-/// pair is one range, found with one address computation.
+/// y + 2 ⌊q / 4⌋), x a multiple of 8 and y of 4 (a block's top or middle rows), one sample
+/// per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes
+/// (the second quad of each pair is the first one with bit 1 of x set: four pixels on), and
+/// the pairs lie at fixed Morton offsets from the first: on the ROP's eight-lane path each
+/// pair is one range, all four found with one address computation.
 #[inline(always)]
 fn write_row_target(
     surface: &ColorSurface<'_>,
@@ -700,13 +701,18 @@ fn write_row_target(
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
         let mut sum = (0, 0);
+        // The rows start at a block's left edge, on an even row of the 8×8 tile, so the
+        // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order.
+        let (x, y, _) = quads[0];
+        let first = surface.layout.pixel(x, y);
         for k in (0..QUADS_PER_WARP).step_by(2) {
             let (x, y, covs) = quads[k];
+            let at = first + [0, 16, 8, 24][k / 2] * surface.layout.pixel_bytes;
+            debug_assert_eq!(at, surface.layout.pixel(x, y));
             debug_assert_eq!(
                 surface.layout.pixel(quads[k + 1].0, y),
-                surface.layout.pixel(x, y) + 4 * surface.layout.pixel_bytes
+                at + 4 * surface.layout.pixel_bytes
             );
-            let at = surface.layout.pixel(x, y);
             // SAFETY: the quads belong to the tile this worker owns (SharedSurface
             // invariant).
             let texels = unsafe { surface.data.texels_mut(at, 32) };
