@@ -176,15 +176,17 @@ impl WarpPoints {
     /// Every lane's weights (lanes of quads never set give meaningless values).
     pub fn weights(&self) -> WarpWeights {
         let mut out = WarpWeights::default();
-        self.weights_into(&mut out);
+        self.weights_into(&mut out, true);
         out
     }
 
-    /// [`WarpPoints::weights`] into `out`, every lane overwritten.
-    pub fn weights_into(&self, out: &mut WarpWeights) {
+    /// [`WarpPoints::weights`] into `out`, every lane overwritten — the screen-space
+    /// (`linear`) weights only when `linear` is set: a program with no `linear`-interpolated
+    /// input never reads them, and storing them was a third of the stores here.
+    pub fn weights_into(&self, out: &mut WarpWeights, linear: bool) {
         match &self.shared {
-            Some(planes) => shared_weights_for_cpu(self, planes, out),
-            None => weights_for_cpu(self, out),
+            Some(planes) => shared_weights_for_cpu(self, planes, out, linear),
+            None => weights_for_cpu(self, out, linear),
         }
     }
 
@@ -214,20 +216,32 @@ impl WarpPoints {
 rastra_texture::multiversion! {
 /// [`WarpPoints::weights`]' lane loop, compiled for the baseline and for AVX2 (the same
 /// bits: separate multiplies and adds, an exact division).
-fn weights_for_cpu(p: &WarpPoints, out: &mut WarpWeights) {
-    for l in 0..WARP_LANES {
+fn weights_for_cpu(p: &WarpPoints, out: &mut WarpWeights, linear: bool) {
+    let lane = |l: usize| {
         let w1 = [p.weight1[0][l], p.weight1[1][l]];
         let w2 = [p.weight2[0][l], p.weight2[1][l]];
         let inv_w = [p.inv_w[0][l], p.inv_w[1][l], p.inv_w[2][l]];
-        lane_weights(p.dx[l], p.dy[l], w1, w2, inv_w, l, out);
+        (w1, w2, inv_w)
+    };
+    if linear {
+        for l in 0..WARP_LANES {
+            let (w1, w2, inv_w) = lane(l);
+            lane_weights::<true>(p.dx[l], p.dy[l], w1, w2, inv_w, l, out);
+        }
+    } else {
+        for l in 0..WARP_LANES {
+            let (w1, w2, inv_w) = lane(l);
+            lane_weights::<false>(p.dx[l], p.dy[l], w1, w2, inv_w, l, out);
+        }
     }
 }
 }
 
 /// One lane's weights at offset (dx, dy) from planes `w1`, `w2` and the vertices' 1 / w,
-/// into lane `l` of `out` (separate multiplies and adds, an exact division).
+/// into lane `l` of `out` (separate multiplies and adds, an exact division); the linear
+/// weights only if `LINEAR`.
 #[inline(always)]
-fn lane_weights(
+fn lane_weights<const LINEAR: bool>(
     dx: f32,
     dy: f32,
     w1: [f32; 2],
@@ -243,7 +257,9 @@ fn lane_weights(
     let sum = w[0] + w[1] + w[2];
     let r = 1.0 / sum;
     for k in 0..3 {
-        out.linear[k][l] = linear[k];
+        if LINEAR {
+            out.linear[k][l] = linear[k];
+        }
         out.perspective[k][l] = w[k] * r;
     }
     out.inv_w[l] = sum;
@@ -252,9 +268,15 @@ fn lane_weights(
 rastra_texture::multiversion! {
 /// [`weights_for_cpu`] for a warp whose quads share one triangle, `t`: the same
 /// operations per lane, with the planes as scalars.
-fn shared_weights_for_cpu(p: &WarpPoints, t: &Planes, out: &mut WarpWeights) {
-    for l in 0..WARP_LANES {
-        lane_weights(p.dx[l], p.dy[l], t.weight1, t.weight2, t.inv_w, l, out);
+fn shared_weights_for_cpu(p: &WarpPoints, t: &Planes, out: &mut WarpWeights, linear: bool) {
+    if linear {
+        for l in 0..WARP_LANES {
+            lane_weights::<true>(p.dx[l], p.dy[l], t.weight1, t.weight2, t.inv_w, l, out);
+        }
+    } else {
+        for l in 0..WARP_LANES {
+            lane_weights::<false>(p.dx[l], p.dy[l], t.weight1, t.weight2, t.inv_w, l, out);
+        }
     }
 }
 }

@@ -14,7 +14,7 @@
 //! same position (the pending warp is flushed first), so a later quad's early test always
 //! sees the earlier quad's depth write (T7's early/late write race).
 
-use rastra_shader::{Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
+use rastra_shader::{Interpolation, Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit};
 
@@ -81,6 +81,9 @@ pub struct PixelPipe<'a, 'fb> {
     /// lane a warp uses is written before it is read).
     center: WarpPoints,
     center_weights: WarpWeights,
+    /// Whether an input is interpolated linearly (`@interpolate(linear)`): only then are the
+    /// screen-space weights computed.
+    linear_weights: bool,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
@@ -116,6 +119,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             block_rows,
             center: WarpPoints::default(),
             center_weights: WarpWeights::default(),
+            linear_weights: pipeline
+                .varyings
+                .iter()
+                .any(|v| v.interpolation == Interpolation::Linear),
         }
     }
 
@@ -388,7 +395,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         }
         centroid.weights()
     });
-    center.weights_into(&mut pipe.center_weights);
+    center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
     let center_weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
         let depths = center.depths();
@@ -626,7 +633,7 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     center.begin(Some(tri));
     center.set_rows(tri, x, y);
     // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
-    center.weights_into(&mut pipe.center_weights);
+    center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
     let weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
         let depths = center.depths();
