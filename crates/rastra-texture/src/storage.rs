@@ -329,10 +329,24 @@ fn copy_element(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Position of element (x, y) inside its 8×8 tile, in Morton order.
+/// Position of element (x, y) inside its 8×8 tile, in Morton order (of the coordinates'
+/// low three bits): a table, one load instead of interleaving the bits (sixteen
+/// instructions on every pixel address the ROP and depth units compute).
+#[inline]
 pub(crate) fn morton8(x: u32, y: u32) -> u32 {
-    let spread = |v: u32| (v & 1) | (v & 2) << 1 | (v & 4) << 2;
-    spread(x) | spread(y) << 1
+    const fn spread(v: u32) -> u32 {
+        (v & 1) | (v & 2) << 1 | (v & 4) << 2
+    }
+    const TABLE: [u8; 64] = {
+        let mut t = [0u8; 64];
+        let mut i = 0;
+        while i < 64 {
+            t[i] = (spread(i as u32 & 7) | spread(i as u32 >> 3) << 1) as u8;
+            i += 1;
+        }
+        t
+    };
+    TABLE[((y & 7) << 3 | (x & 7)) as usize] as u32
 }
 
 /// The inverse of [`morton8`]: the (x, y) of Morton index `m` (< 64) in an 8×8 tile
