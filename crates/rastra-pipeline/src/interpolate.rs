@@ -121,7 +121,8 @@ impl WarpPoints {
 
     /// Gives quad `q` the triangle `tri` and places its four lanes at the centres of its
     /// pixels, the quad at pixel (x, y) (lane `i` is pixel `(x + i % 2, y + i / 2)`).
-    #[inline]
+    /// Inlined into the warp flush, compiled for AVX2 with it.
+    #[inline(always)]
     pub fn set_quad(&mut self, q: usize, tri: &Triangle, x: u32, y: u32) {
         let p = &tri.planes;
         let lanes = q * 4..q * 4 + 4;
