@@ -299,7 +299,9 @@ fn quad_f32_x86(
         let covered = _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(cov, lane), lane));
         let pass = _mm_and_ps(pass, covered);
         let bits = _mm_movemask_ps(pass) as u32;
-        if write && bits != 0 {
+        // Stored even when no sample passed (the same bytes back): a branch on the test's
+        // outcome is mispredicted as often as the outcome changes.
+        if write {
             let merged = _mm_or_ps(_mm_and_ps(pass, new), _mm_andnot_ps(pass, old));
             _mm_storeu_ps(texels.as_mut_ptr().cast(), merged);
         }
