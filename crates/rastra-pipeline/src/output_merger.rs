@@ -419,7 +419,6 @@ impl Rop {
     /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
-    #[inline]
     pub unsafe fn write_quad_pair_avx2(
         &self,
         texels: [&mut [u8; 16]; 2],
