@@ -221,24 +221,24 @@ fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
     let lo_y = by as Fixed * SUBPIXEL_ONE;
     let hi_x = lo_x + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
     let hi_y = lo_y + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
-    let mut inside = true;
+    // All three edges evaluated, the verdicts combined without a branch per edge (which
+    // edge rejects a small triangle's block is unpredictable).
+    let (mut outside, mut inside) = (false, true);
     for e in &tri.edges {
         let max = e.eval(
             if e.a > 0 { hi_x } else { lo_x },
             if e.b > 0 { hi_y } else { lo_y },
         );
-        if max + e.bias < 0 {
-            return BlockCoverage::Outside;
-        }
         let min = e.eval(
             if e.a > 0 { lo_x } else { hi_x },
             if e.b > 0 { lo_y } else { hi_y },
         );
-        if min + e.bias < 0 {
-            inside = false;
-        }
+        outside |= max + e.bias < 0;
+        inside &= min + e.bias >= 0;
     }
-    if inside {
+    if outside {
+        BlockCoverage::Outside
+    } else if inside {
         BlockCoverage::Inside
     } else {
         BlockCoverage::Partial
