@@ -200,9 +200,10 @@ impl From<ExecError> for DrawError {
 /// (several draws in flight: a batch of small draws shares the workers as one big draw
 /// would). `budget` is the shader instruction budget left for the submission; `l2` is the
 /// device's texture L2, shared by every texture unit (see `cores::account_texels`); `pool`
-/// the device's front-end chunk buffers. `counters` has one entry per draw and receives that draw's statistics: the same
-/// figures as running the draws one batch each, except where a draw's triangles reach
-/// the back end in several runs (each run counts its tiles again).
+/// the device's front-end chunk buffers. `counters` has one entry per draw and receives
+/// that draw's statistics: the same figures as running the draws one batch each, except
+/// where a draw's triangles reach the back end in several runs (each run counts its tiles
+/// again).
 pub fn draw_batch(
     calls: &[DrawCall<'_>],
     fb: &mut Framebuffer<'_>,

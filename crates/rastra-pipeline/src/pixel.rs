@@ -73,9 +73,10 @@ pub struct PixelPipe<'a, 'fb> {
     /// statistic.
     pub samples_passed: u64,
     pending: Vec<Pending<'a>>,
-    /// Whether a whole block arriving with no quad pending is shaded as its four rows of four
-    /// quads, [`ROWS_PER_WARP`] to a warp, straight from the block ([`shade_rows_for_cpu`]):
-    /// no depth test, one sample per pixel kept by the sample mask, no shader depth.
+    /// Whether a whole block with no pending quad inside it is shaded as its four rows of
+    /// four quads, [`ROWS_PER_WARP`] to a warp, straight from the block
+    /// ([`shade_rows_for_cpu`]): no depth test, one sample per pixel kept by the sample
+    /// mask, no shader depth.
     block_rows: bool,
     /// The pending warp's shading points and their weights, kept between warps (every
     /// lane a warp uses is written before it is read).
