@@ -8,8 +8,9 @@
 //! remainder r ∈ [−π/4, π/4] goes through short minimax polynomials for sin r and cos r (the
 //! classic single-precision coefficients of Moshier's Cephes library); the quadrant picks
 //! which one, and its sign. Only IEEE additions and multiplications are used (rounding to
-//! an integer included), no fused multiply-add, so every CPU and both compiled versions of the warp loop
-//! (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`] vectorise.
+//! an integer included), no fused multiply-add, so every CPU and both compiled versions of
+//! the warp loop (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`]
+//! vectorise (eight lanes per instruction with AVX2; compiled shaders call them too).
 //! Arguments outside the range, infinities and NaN go to the C library, lane by lane.
 //!
 //! Accuracy (tested against f64 over [−RANGE, RANGE]): absolute error below 2⁻²², within
@@ -20,26 +21,26 @@ use crate::WARP_LANES;
 
 /// Largest |x| the reduction handles (the products of the multiple of π/2 with the first
 /// parts stay exact up to here).
-pub(crate) const RANGE: f32 = 8192.0;
+const RANGE: f32 = 8192.0;
 
 /// π/2 = P1 + P2 + P3; P1 has 8 significant bits and P2 12.
-pub(crate) const P1: f32 = 1.570_312_5;
-pub(crate) const P2: f32 = 4.837_513e-4;
-pub(crate) const P3: f32 = 7.549_79e-8;
+const P1: f32 = 1.570_312_5;
+const P2: f32 = 4.837_513e-4;
+const P3: f32 = 7.549_79e-8;
 
 /// Added and removed to round a non-negative value below 2²² to the nearest integer (ties to
 /// even): 1.5·2²³.
-pub(crate) const ROUNDER: f32 = 12_582_912.0;
+const ROUNDER: f32 = 12_582_912.0;
 
 /// sin r ≈ r + r·z·(S1 + z·(S2 + z·S3)), z = r².
-pub(crate) const S1: f32 = -1.666_665_5e-1;
-pub(crate) const S2: f32 = 8.332_161e-3;
-pub(crate) const S3: f32 = -1.951_529_6e-4;
+const S1: f32 = -1.666_665_5e-1;
+const S2: f32 = 8.332_161e-3;
+const S3: f32 = -1.951_529_6e-4;
 
 /// cos r ≈ 1 − z/2 + z²·(C1 + z·(C2 + z·C3)).
-pub(crate) const C1: f32 = 4.166_664_6e-2;
-pub(crate) const C2: f32 = -1.388_731_6e-3;
-pub(crate) const C3: f32 = 2.443_315_7e-5;
+const C1: f32 = 4.166_664_6e-2;
+const C2: f32 = -1.388_731_6e-3;
+const C3: f32 = 2.443_315_7e-5;
 
 /// sin x for |x| ≤ [`RANGE`] when `phase` = 0, cos x when `phase` = 1. Both work on |x| (sin
 /// is odd: the sign of x is put back, which keeps sin(−0) = −0; cos is even) and cos x =
@@ -49,13 +50,17 @@ fn reduced(x: f32, phase: u32) -> f32 {
     let ax = x.abs();
     // Round to nearest even by adding and removing 1.5·2²³ (exact for 0 ≤ t < 2²²; plain
     // SSE2, where `round_ties_even` would need SSE4.1 or a library call).
-    let j = (ax * std::f32::consts::FRAC_2_PI + ROUNDER) - ROUNDER;
+    let t = ax * std::f32::consts::FRAC_2_PI + ROUNDER;
+    let j = t - ROUNDER;
     let r = ((ax - j * P1) - j * P2) - j * P3;
     let z = r * r;
     let sin = r + r * z * (S1 + z * (S2 + z * S3));
     let cos = (1.0 - 0.5 * z) + z * z * (C1 + z * (C2 + z * C3));
-    // 0 ≤ j ≤ 5216 in range; outside it the conversion saturates harmlessly.
-    let quadrant = (j as u32).wrapping_add(phase);
+    // In range 0 ≤ j ≤ 5216 and t = 1.5·2²³ + j exactly, so t's bits are 0x4b40_0000 + j,
+    // whose low two bits (all the quadrant logic uses) are j's; read from the bits rather
+    // than converted, the lane loops vectorise (a saturating float-to-integer conversion
+    // does not). Outside the range the value is meaningless either way.
+    let quadrant = t.to_bits().wrapping_add(phase);
     let v = if quadrant & 1 == 0 { sin } else { cos };
     let odd_sign = if phase == 0 {
         x.to_bits() & 0x8000_0000

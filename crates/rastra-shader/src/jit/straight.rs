@@ -1,6 +1,6 @@
 //! Straight-line code in compiled shaders: a run's instructions as vector code, one 4-lane
 //! chunk at a time, in segments between the instructions that need whole registers in
-//! memory (`sin`/`cos`, native memory accesses) or the interpreter's code (callbacks).
+//! memory (native memory accesses) or the interpreter's code (callbacks).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
@@ -16,8 +16,8 @@ use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
 impl Gen<'_, '_> {
     /// A run: its natively emitted instructions in segments, each generated one 4-lane
     /// chunk at a time (a chunk's values then fit the machine's vector registers, where all
-    /// 32 lanes of every live value would not); between segments, the instructions the
-    /// interpreter's code runs and `sin`/`cos`, on whole registers in memory.
+    /// 32 lanes of every live value would not); between segments, native memory accesses
+    /// and the instructions the interpreter's code runs, on whole registers in memory.
     pub(super) fn run(&mut self, start: usize, len: usize) {
         let m = self.b.use_var(self.mask);
         let h = self.b.use_var(self.helpers);
@@ -26,16 +26,6 @@ impl Gen<'_, '_> {
         let mut index = start;
         self.cache.clear();
         while index < end {
-            let inst = &self.code.insts[index];
-            if let Inst::Unary { op, dst, a } = *inst
-                && matches!(op, UnOp::FSin | UnOp::FCos)
-            {
-                self.chunks = 0..CHUNKS;
-                self.trig(index, dst, a, (op == UnOp::FCos) as u32, m, effects);
-                self.write_back();
-                index += 1;
-                continue;
-            }
             if self.is_native_memory(index) {
                 self.memory(index, effects);
                 self.write_back();
@@ -47,7 +37,7 @@ impl Gen<'_, '_> {
             self.chunks = 0..1;
             let mut masks = None;
             let mut seg_end = index;
-            while seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
+            while seg_end < end && !self.is_native_memory(seg_end) {
                 if !self.native(&self.code.insts[seg_end], m, &mut masks) {
                     break;
                 }
@@ -64,7 +54,7 @@ impl Gen<'_, '_> {
                 self.write_back_segment(index, seg_end);
             }
             self.chunks = 0..CHUNKS;
-            if seg_end < end && !self.is_trig(seg_end) && !self.is_native_memory(seg_end) {
+            if seg_end < end && !self.is_native_memory(seg_end) {
                 // The interpreter's code reads and writes the register file.
                 self.callback(seg_end, m, effects);
                 seg_end += 1;
@@ -72,16 +62,6 @@ impl Gen<'_, '_> {
             index = seg_end;
         }
         self.chunks = 0..CHUNKS;
-    }
-
-    fn is_trig(&self, index: usize) -> bool {
-        matches!(
-            self.code.insts[index],
-            Inst::Unary {
-                op: UnOp::FSin | UnOp::FCos,
-                ..
-            }
-        )
     }
 
     pub(super) fn callback(&mut self, index: usize, mask: Value, effects: Value) {
