@@ -477,7 +477,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
         if no_late_stage {
             // Discarded lanes 0–3 of the quad → bytes 0–3 all ones (the four bits spread
             // 7 apart land on bits 0, 8, 16, 24).
-            cov_word = u32::from_le_bytes(pend.quad.coverage) & !discarded_pixels(info.discarded, q);
+            cov_word = u32::from_le_bytes(pend.quad.coverage);
+            if info.discarded != 0 {
+                cov_word &= !discarded_pixels(info.discarded, q);
+            }
             pipe.samples_passed += cov_word.count_ones() as u64;
         } else {
             for i in 0..4 {
@@ -680,13 +683,20 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     )?;
     let covered = full as u32 * 0x0101_0101;
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
-        let cov = covered & !discarded_pixels(info.discarded, q);
+        // (Without a discarding lane — the usual case — every quad keeps all its samples.)
+        let cov = match info.discarded {
+            0 => covered,
+            d => covered & !discarded_pixels(d, q),
+        };
         (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32, cov.to_le_bytes())
     });
-    pipe.samples_passed += quads
-        .iter()
-        .map(|(_, _, c)| u32::from_le_bytes(*c).count_ones() as u64)
-        .sum::<u64>();
+    pipe.samples_passed += match info.discarded {
+        0 => (QUADS_PER_WARP as u32 * covered.count_ones()) as u64,
+        _ => quads
+            .iter()
+            .map(|(_, _, c)| u32::from_le_bytes(*c).count_ones() as u64)
+            .sum::<u64>(),
+    };
     write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
         write_row_target(surface, &quads, regs)
     });
