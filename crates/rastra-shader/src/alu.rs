@@ -322,7 +322,9 @@ op_table!(BinOp, self, out, (self, a: u32, b: u32), (a, b),
     FMin => |a: u32, b: u32| if f(b) < f(a) || f(a).is_nan() { b } else { a },
     /// `max`: b when b > a or a is NaN, else a (as `FMin`).
     FMax => |a: u32, b: u32| if f(b) > f(a) || f(a).is_nan() { b } else { a },
-    FPow => |a: u32, b: u32| fb(f(a).powf(f(b))),
+    /// exp2(b · log2 a) as the special-function unit computes it (`pow`), the C library
+    /// outside its domain.
+    FPow => |a: u32, b: u32| fb(crate::pow::pow(f(a), f(b))) => crate::pow::pow_lanes,
     /// `atan2(y = a, x = b)`.
     FAtan2 => |a: u32, b: u32| fb(f(a).atan2(f(b))),
     /// `step(edge = a, x = b)`.

@@ -31,6 +31,7 @@ pub mod ir;
 mod alu;
 mod image;
 mod jit;
+mod pow;
 mod simt;
 mod texture;
 mod trig;
