@@ -792,3 +792,59 @@ fn uniform_values_live_across_barriers() {
         assert_eq!(mem[0][l as usize], total + base * 1000, "lane {l}");
     }
 }
+
+/// Loads at addresses every lane agrees on, which compiled code makes once per warp as
+/// scalar loads: fixed fields, an index read from memory, one past the end (clamped to the
+/// last element, as WGSL's runtime-sized arrays are), one under
+/// divergent control (a load writes every lane), workgroup memory written before a
+/// barrier, and bindings past the ones compiled code addresses itself (the interpreter's
+/// code loads those).
+#[test]
+fn loads_at_uniform_addresses() {
+    let p = compile(
+        "@group(0) @binding(0) var<storage, read_write> params: array<u32>;
+        @group(0) @binding(1) var<storage, read> table: array<u32>;
+        @group(0) @binding(2) var<storage, read_write> out: array<u32>;
+        @group(0) @binding(3) var<storage, read> b3: array<u32>;
+        @group(0) @binding(4) var<storage, read> b4: array<u32>;
+        @group(0) @binding(5) var<storage, read> b5: array<u32>;
+        @group(0) @binding(6) var<storage, read> b6: array<u32>;
+        @group(0) @binding(7) var<storage, read> b7: array<u32>;
+        @group(0) @binding(8) var<storage, read> b8: array<u32>;
+        @group(0) @binding(9) var<uniform> far: vec4<u32>;
+        var<workgroup> s: array<u32, 4>;
+        @compute @workgroup_size(48)
+        fn main(@builtin(local_invocation_index) l: u32,
+                @builtin(workgroup_id) wg: vec3<u32>) {
+            if l == 5u { s[wg.x % 4u] = params[0] * 5u + wg.x; }
+            workgroupBarrier();
+            let k = params[0];
+            var v = table[k] + table[params[1]] * 7u;
+            if (l & 1u) == 0u { v = v + table[k + 1u]; }
+            let w = s[wg.x % 4u];
+            let many = b3[0] + b4[0] + b5[0] + b6[0] + b7[0] + b8[1] + far.y + far[k % 4u];
+            out[wg.x * 48u + l] = v + w * 100u + params[2] * l + many * 10000u;
+        }",
+    );
+    assert!(p.is_compiled());
+    let table: Vec<u32> = (0..16).map(|t| t * t + 3).collect();
+    let (k, past, scale) = (6u32, 40u32, 9u32);
+    let mut buffers = vec![vec![k, past, scale], table.clone(), vec![0; 96]];
+    for b in 3..9u32 {
+        buffers.push(vec![b, b * 2]);
+    }
+    buffers.push(vec![11, 12, 13, 14]);
+    let (mem, _) = dispatch(&p, &buffers, [2, 1, 1]);
+    let many = 3 + 4 + 5 + 6 + 7 + 16 + 12 + [11, 12, 13, 14][(k % 4) as usize];
+    for g in 0..2u32 {
+        for l in 0..48u32 {
+            let mut v = table[k as usize] + table[15] * 7;
+            if l & 1 == 0 {
+                v += table[k as usize + 1];
+            }
+            let w = k * 5 + g;
+            let want = v + w * 100 + scale * l + many * 10000;
+            assert_eq!(mem[2][(g * 48 + l) as usize], want, "group {g} lane {l}");
+        }
+    }
+}

@@ -4,7 +4,8 @@
 //! words outside the memory give 0, stores outside it are dropped; a load reads every lane,
 //! a store writes the lanes allowed side effects, in lane order.
 //!
-//! The common case — sixteen consecutive words inside the memory (`array[base + lane]`),
+//! A load at a uniform address into a uniform register (`uniform`) is one scalar load.
+//! The common case otherwise — sixteen consecutive words inside the memory (`array[base + lane]`),
 //! and for a store every lane writing — is four vector loads or stores. Otherwise each
 //! lane's address is checked and then redirected rather than branched around: an
 //! out-of-bounds load reads [`Cx::zero`], a dropped store writes [`Cx::sink`]. A memory
@@ -80,6 +81,18 @@ impl Gen<'_, '_> {
         len: Value,
     ) -> (Value, Value) {
         let o = self.b.ins().extractlane(offsets, k);
+        self.scalar_word_address(o, add, base, len)
+    }
+
+    /// The byte offset `o` (an i32) plus `add` as a word address inside `mem` (`base`,
+    /// `len`), and whether it is inside.
+    fn scalar_word_address(
+        &mut self,
+        o: Value,
+        add: u32,
+        base: Value,
+        len: Value,
+    ) -> (Value, Value) {
         let o = self.b.ins().uextend(self.ptr, o);
         let addr = self.b.ins().iadd_imm_u(o, add as i64);
         let index = self.b.ins().ushr_imm_u(addr, 2);
@@ -150,6 +163,26 @@ impl Gen<'_, '_> {
         self.chunks = 0..CHUNKS;
         let flags = MemFlagsData::new().with_notrap();
         match self.code.insts[index] {
+            Inst::Load {
+                dst,
+                mem,
+                offset,
+                add,
+            } if self.scalar_var(dst).is_some() => {
+                // A uniform address (`uniform`): the word is read once for the warp, a
+                // scalar load, as a GPU's scalar unit reads constants.
+                let (base, len) = self.words(mem);
+                let o = match offset {
+                    Some(r) => self.scalar(r),
+                    None => self.b.ins().iconst(types::I32, 0),
+                };
+                let (p, inside) = self.scalar_word_address(o, add, base, len);
+                let zero = self.cx_field(std::mem::offset_of!(Cx, zero));
+                let p = self.b.ins().select(inside, p, zero);
+                let word = self.b.ins().load(types::I32, flags, p, 0);
+                let var = self.scalar_var(dst).expect("checked");
+                self.b.def_var(var, word);
+            }
             Inst::Load {
                 dst,
                 mem,

@@ -12,7 +12,10 @@
 //!   are all uniform;
 //! - masked `Store`s of a uniform value where the control flow is uniform — the mask there
 //!   is the warp's starting mask, because no lane has left by a divergent branch, break,
-//!   continue or return.
+//!   continue or return;
+//! - loads from buffer or workgroup memory at a uniform address (a uniform-buffer field,
+//!   `array[k]` for a uniform k: AMD's scalar memory loads): a load writes every lane, all
+//!   of them from the one word, in one instruction.
 //!
 //! Control is uniform at the program's start; an `If`, `Switch` or exit test keeps it
 //! uniform when its condition is. A construct some lanes leave early (a `Break`,
@@ -24,8 +27,8 @@
 //! until nothing changes (each pass only takes uniformity away, so it ends).
 //!
 //! Registers the program never writes (its inputs) or may read before its first write are
-//! not uniform; neither is anything memory (but a buffer's length), texture, image or
-//! cross-lane operations write.
+//! not uniform; neither is anything texture, image, atomic or cross-lane operations write,
+//! nor a load at per-lane addresses.
 
 use std::collections::HashSet;
 
@@ -258,6 +261,9 @@ fn walk(
                 for inst in &code.insts[start as usize..(start + len) as usize] {
                     let keeps = match *inst {
                         Inst::Const { .. } | Inst::BufferLen { .. } => true,
+                        // Every lane reads (masked or not) the word at one address, in
+                        // one instruction: one value.
+                        Inst::Load { offset, .. } => offset.is_none_or(|r| u(uniform, r)),
                         Inst::Mov { src, .. } => u(uniform, src),
                         Inst::Store { src, .. } => cur && u(uniform, src),
                         Inst::Unary { a, .. } => u(uniform, a),
@@ -330,8 +336,8 @@ mod tests {
     use super::*;
     use crate::{ShaderModule, Stage};
 
-    /// The analysis of `src`'s entry point and the registers its instructions write, in
-    /// order, with the instruction's text — enough to pick out a register by what writes it.
+    /// The analysis of `src`'s entry point and the registers its ALU instructions and loads
+    /// write, in order, with the instruction's text — enough to pick out a register by what writes it.
     fn analyse(src: &str, stage: Stage) -> (Uniform, Vec<(Reg, String)>) {
         let module = ShaderModule::from_wgsl(src).expect("compiles");
         let (name, _) = module.entry_points()[0].clone();
@@ -347,7 +353,13 @@ mod tests {
             .simt
             .insts
             .iter()
-            .filter_map(|i| super::super::alu_dst(i).map(|d| (d, format!("{i:?}"))))
+            .filter_map(|i| {
+                let dst = match *i {
+                    Inst::Load { dst, .. } => Some(dst),
+                    _ => super::super::alu_dst(i),
+                };
+                dst.map(|d| (d, format!("{i:?}")))
+            })
             .collect();
         (u, writes)
     }
@@ -426,6 +438,34 @@ mod tests {
         assert_eq!(muls.len(), 2);
         assert!(!u.is_uniform(muls[0]), "a * 3.0");
         assert!(u.is_uniform(muls[1]), "b * 4.0");
+    }
+
+    #[test]
+    fn loads_at_uniform_addresses_are_uniform() {
+        let (u, w) = analyse(
+            "struct Globals { light: vec4<f32>, k: u32 }
+            @group(0) @binding(0) var<uniform> g: Globals;
+            @group(0) @binding(1) var<storage, read> table: array<f32>;
+            @fragment fn main(@location(0) x: f32, @location(1) @interpolate(flat) i: u32)
+                -> @location(0) vec4<f32> {
+                let l = normalize(g.light.xyz);
+                return vec4<f32>(l * x, table[g.k] + table[i]);
+            }",
+            Stage::Fragment,
+        );
+        // The light's fields are loads at fixed addresses: its normalisation is uniform,
+        // its products with the per-lane `x` are not.
+        assert!(all_uniform(&u, &w, "mem: Buffer(0)"));
+        assert!(all_uniform(&u, &w, "op: FSqrt"));
+        assert!(all_uniform(&u, &w, "op: FDiv"));
+        assert!(!all_uniform(&u, &w, "op: FMul, dst"));
+        // `table[g.k]` is read at a uniform address, `table[i]` at per-lane ones.
+        let table: Vec<bool> = w
+            .iter()
+            .filter(|(_, t)| t.contains("mem: Buffer(1)"))
+            .map(|(r, _)| u.is_uniform(*r))
+            .collect();
+        assert_eq!(table, [true, false]);
     }
 
     #[test]
