@@ -130,10 +130,16 @@ pub fn rasterize(
     let mut by = block_y0;
     while by <= y1 {
         let mut bx = block_x0;
+        let mut row = BlockRow::new(tri, bx, by);
         while bx <= x1 {
             counters.coarse_blocks_tested += 1;
-            match classify_block(tri, bx, by) {
-                BlockCoverage::Outside => {}
+            // Blocks to the next one tested: past a run one edge rejects, or the row's end.
+            let mut step = 1;
+            match row.coverage() {
+                BlockCoverage::Outside => match row.outside_run() {
+                    Some(run) => step = run,
+                    None => break,
+                },
                 _ if hiz.is_some_and(|test| !test(bx, by)) => counters.hiz_blocks_rejected += 1,
                 coverage => {
                     let whole = coverage == BlockCoverage::Inside;
@@ -155,6 +161,7 @@ pub fn rasterize(
                         counters.quads_rasterized += BLOCK_QUADS as u64;
                         emit(Rasterized::Block { x: bx, y: by }, counters);
                         bx += BLOCK_SIZE;
+                        row.advance(1);
                         continue;
                     }
                     let masks = masks.map(|m| m & bounds);
@@ -201,7 +208,8 @@ pub fn rasterize(
                     }
                 }
             }
-            bx += BLOCK_SIZE;
+            bx += step * BLOCK_SIZE;
+            row.advance(step);
         }
         by += BLOCK_SIZE;
     }
@@ -214,8 +222,97 @@ enum BlockCoverage {
     Inside,
 }
 
-/// Coarse test of the block whose top-left pixel is (bx, by): the edge functions are linear,
-/// so their extremes over the block are at corners picked by the signs of `a` and `b`.
+/// The coarse test along a row of blocks. The edge functions are linear, so each one's
+/// extremes over a block are at the corners the signs of `a` and `b` pick, and one block to
+/// the right adds `a · 8 px` to both: per edge, its biased largest and smallest value over
+/// the current block, stepped exactly (integers) from block to block. A block costs
+/// additions and compares, and a run of blocks an edge rejects — left of the triangle, or
+/// right of it for an edge that falls to the right — is stepped over whole: a thin or
+/// diagonal triangle's bounding box holds mostly such blocks.
+struct BlockRow {
+    max: [i64; 3],
+    min: [i64; 3],
+    step: [i64; 3],
+}
+
+impl BlockRow {
+    /// The row of blocks whose first block's top-left pixel is (bx, by).
+    #[inline]
+    fn new(tri: &Triangle, bx: u32, by: u32) -> BlockRow {
+        let lo_x = bx as Fixed * SUBPIXEL_ONE;
+        let lo_y = by as Fixed * SUBPIXEL_ONE;
+        let hi_x = lo_x + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
+        let hi_y = lo_y + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
+        let e = &tri.edges;
+        BlockRow {
+            max: std::array::from_fn(|i| {
+                let e = &e[i];
+                e.eval(
+                    if e.a > 0 { hi_x } else { lo_x },
+                    if e.b > 0 { hi_y } else { lo_y },
+                ) + e.bias
+            }),
+            min: std::array::from_fn(|i| {
+                let e = &e[i];
+                e.eval(
+                    if e.a > 0 { lo_x } else { hi_x },
+                    if e.b > 0 { lo_y } else { hi_y },
+                ) + e.bias
+            }),
+            step: std::array::from_fn(|i| e[i].a * BLOCK_SIZE as Fixed * SUBPIXEL_ONE),
+        }
+    }
+
+    /// The current block's coverage: outside when an edge's largest value is negative,
+    /// inside when every edge's smallest value is not (the verdicts combined without a
+    /// branch per edge: which edge rejects a small triangle's block is unpredictable).
+    #[inline]
+    fn coverage(&self) -> BlockCoverage {
+        let outside = (self.max[0] < 0) | (self.max[1] < 0) | (self.max[2] < 0);
+        let inside = (self.min[0] >= 0) & (self.min[1] >= 0) & (self.min[2] >= 0);
+        if outside {
+            BlockCoverage::Outside
+        } else if inside {
+            BlockCoverage::Inside
+        } else {
+            BlockCoverage::Partial
+        }
+    }
+
+    /// For an outside block: how many blocks on the first one an edge may accept is (every
+    /// block before it is outside too), or `None` when none on the row is — an edge rejects
+    /// the block and does not rise to the right.
+    #[inline]
+    fn outside_run(&self) -> Option<u32> {
+        let mut run = 1;
+        for i in 0..3 {
+            if self.max[i] < 0 {
+                if self.step[i] <= 0 {
+                    return None;
+                }
+                // The fewest steps k with max + k · step ≥ 0.
+                let k = (-self.max[i] + self.step[i] - 1) / self.step[i];
+                // (Capped far beyond any row: a step of this many blocks ends it.)
+                run = run.max(k.min(1 << 24) as u32);
+            }
+        }
+        Some(run)
+    }
+
+    /// Moves `blocks` blocks to the right.
+    #[inline]
+    fn advance(&mut self, blocks: u32) {
+        for i in 0..3 {
+            let d = self.step[i] * blocks as i64;
+            self.max[i] += d;
+            self.min[i] += d;
+        }
+    }
+}
+
+/// Coarse test of the block whose top-left pixel is (bx, by), on its own: what
+/// [`BlockRow`] computes along a row.
+#[cfg(test)]
 fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
     let lo_x = bx as Fixed * SUBPIXEL_ONE;
     let lo_y = by as Fixed * SUBPIXEL_ONE;
@@ -404,4 +501,91 @@ pub fn pixel_coverage(tri: &Triangle, px: u32, py: u32, pattern: &SamplePattern)
         }
     }
     mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::setup::SetupState;
+    use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
+
+    /// Along every row of blocks of random triangles' bounding boxes, [`BlockRow`] gives
+    /// each block [`classify_block`]'s verdict, and every block a run steps over — to the
+    /// next tested one or past the row's end — is outside.
+    #[test]
+    fn block_rows_equal_the_block_test() {
+        let (w, h) = (512u32, 512u32);
+        let setup = SetupState::new(
+            Viewport {
+                x: 0.0,
+                y: 0.0,
+                width: w as f32,
+                height: h as f32,
+                min_depth: 0.0,
+                max_depth: 1.0,
+            },
+            ScissorRect {
+                x: 0,
+                y: 0,
+                width: w,
+                height: h,
+            },
+            w,
+            h,
+            CullMode::None,
+            FrontFace::Ccw,
+        );
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let (mut tested, mut skipped) = (0, 0);
+        for t in 0..2000 {
+            // Thin slivers, small and large triangles, some beyond the screen.
+            let spread = [4.0, 40.0, 700.0][t % 3];
+            let (cx, cy) = (next() * 600.0 - 40.0, next() * 600.0 - 40.0);
+            let p: [[f32; 4]; 3] = std::array::from_fn(|_| {
+                let x = cx + (next() - 0.5) * spread;
+                let y = cy + (next() - 0.5) * spread * if t % 5 == 0 { 0.05 } else { 1.0 };
+                [2.0 * x / w as f32 - 1.0, 1.0 - 2.0 * y / h as f32, 0.5, 1.0]
+            });
+            let Ok(tri) = setup.setup([&p[0], &p[1], &p[2]], 0) else {
+                continue;
+            };
+            let b = tri.bounds;
+            let first = b.x0 / BLOCK_SIZE * BLOCK_SIZE;
+            let mut by = b.y0 / BLOCK_SIZE * BLOCK_SIZE;
+            while by <= b.y1 {
+                let mut row = BlockRow::new(&tri, first, by);
+                let mut bx = first;
+                while bx <= b.x1 {
+                    let got = row.coverage();
+                    assert_eq!(got, classify_block(&tri, bx, by), "block ({bx}, {by})");
+                    tested += 1;
+                    let step = match got {
+                        BlockCoverage::Outside => row.outside_run(),
+                        _ => Some(1),
+                    };
+                    let end = step.map_or(b.x1 + 1, |s| bx + s * BLOCK_SIZE);
+                    let mut x = bx + BLOCK_SIZE;
+                    while x < end.min(b.x1 + 1) {
+                        assert_eq!(classify_block(&tri, x, by), BlockCoverage::Outside);
+                        skipped += 1;
+                        x += BLOCK_SIZE;
+                    }
+                    let Some(step) = step else { break };
+                    bx += step * BLOCK_SIZE;
+                    row.advance(step);
+                }
+                by += BLOCK_SIZE;
+            }
+        }
+        assert!(
+            tested > 10_000 && skipped > 10_000,
+            "{tested} tested, {skipped} skipped"
+        );
+    }
 }

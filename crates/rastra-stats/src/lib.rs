@@ -96,7 +96,8 @@ counters! {
         tile_bin_entries,
         /// Tiles the back end rasterized (tiles whose bin was not empty).
         tiles_rasterized,
-        /// Coarse blocks tested against the edge functions.
+        /// Coarse blocks tested against the edge functions (blocks a run of rejected ones
+        /// steps over are not tested).
         coarse_blocks_tested,
         /// Coarse blocks found fully inside all three edges.
         coarse_blocks_full,
