@@ -9,6 +9,7 @@ use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 #[cfg(target_arch = "x86_64")]
 use rastra_texture::format::{
     encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2, unorm8_decode_avx2,
+    unorm8_encode_avx2,
 };
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
@@ -481,20 +482,6 @@ impl Rop {
                 })
             }
         };
-        // `encode_unorm8_m128` on eight lanes: clamp (NaN → 0), then the exact product and
-        // rounding in double precision, four lanes per instruction. x · 255 (24 by 8
-        // significant bits) and its sum with ½ are exact in f64, so one fused multiply-add
-        // gives the same value as the multiply and the add.
-        let (k, half) = (_mm256_set1_pd(255.0), _mm256_set1_pd(0.5));
-        let encode = |x: __m256| {
-            let x = _mm256_min_ps(_mm256_max_ps(x, zero), one);
-            let round =
-                |h: __m128| _mm256_cvttpd_epi32(_mm256_fmadd_pd(_mm256_cvtps_pd(h), k, half));
-            _mm256_set_m128i(
-                round(_mm256_extractf128_ps(x, 1)),
-                round(_mm256_castps256_ps128(x)),
-            )
-        };
         let mut packed = _mm256_setzero_si256();
         for (c, channel) in out.into_iter().enumerate() {
             let shift = _mm_cvtsi32_si128(8 * byte[c]);
@@ -502,7 +489,9 @@ impl Rop {
                 // SAFETY: AVX2 (this function's contract).
                 unsafe { linear_to_srgb8_avx2(channel) }
             } else {
-                encode(channel)
+                // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once.
+                // SAFETY: AVX2 and FMA (this function's contract).
+                unsafe { unorm8_encode_avx2(channel) }
             };
             packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
         }

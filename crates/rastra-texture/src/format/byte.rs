@@ -358,6 +358,36 @@ pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch
     _mm256_fmadd_ps(residual, inv, q)
 }
 
+/// [`encode_unorm8`] of eight values (codes in 32-bit lanes), exactly: the clamp (NaN → 0),
+/// then ⌊x · 255 + ½⌋ of the exact product, in single precision. z = x · 255 + ½ rounded
+/// once (a fused multiply-add) is off by its rounding error d = (x · 255 + ½) − z, at most
+/// half an ulp of z, and z is a multiple of its ulp, as every integer below 256 is: so
+/// ⌊z + d⌋ = ⌊z⌋, except when z is an integer and d < 0 (one less). d is the exact
+/// x · 255 − (z − ½) (z − ½ is exact), whose sign a second fused multiply-add gets right
+/// whatever it rounds. Tested against the generic rule at every code's rounding boundary.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub unsafe fn unorm8_encode_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+    let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
+    // `max` returns its second operand for NaN: 0.
+    let x = _mm256_min_ps(_mm256_max_ps(x, zero), one);
+    let z = _mm256_fmadd_ps(x, k, half);
+    let floor = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(z);
+    let d = _mm256_fmsub_ps(x, k, _mm256_sub_ps(z, half));
+    let below = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z),
+        _mm256_cmp_ps::<_CMP_LT_OQ>(d, zero),
+    );
+    // `below` is all ones (−1) where the code is one less.
+    _mm256_add_epi32(_mm256_cvttps_epi32(floor), _mm256_castps_si256(below))
+}
+
 /// [`linear_to_srgb8`] given the tables.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0)` is deliberate: NaN encodes to 0.
 #[inline(always)]
@@ -423,6 +453,49 @@ mod tests {
                 four.map(|x| unorm(x, 255.0)),
                 "{four:?}"
             );
+        }
+    }
+
+    /// The eight-lane encode equals the generic rule: NaN, infinities, signed zeros, values
+    /// outside [0, 1], every code's rounding boundary ± 64 ulps, and every 61st float of
+    /// [0, 1].
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn eight_lane_unorm8_encode_equals_the_generic_rule() {
+        if !crate::cpu::wide() {
+            return;
+        }
+        use std::arch::x86_64::*;
+        let mut xs = vec![
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1.0,
+            -1e-30,
+            1.5,
+            f32::from_bits(1),
+        ];
+        for code in 0..256 {
+            let edge = (code as f32 + 0.5) / 255.0;
+            let bits = edge.to_bits() as i64;
+            xs.extend((bits - 64..=bits + 64).map(|b| f32::from_bits(b as u32)));
+        }
+        xs.extend((0..=1.0f32.to_bits()).step_by(61).map(f32::from_bits));
+        for eight in xs.chunks(8) {
+            let mut lanes = [0.0f32; 8];
+            lanes[..eight.len()].copy_from_slice(eight);
+            let mut got = [0i32; 8];
+            // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes loaded and stored.
+            unsafe {
+                let v = unorm8_encode_avx2(_mm256_loadu_ps(lanes.as_ptr()));
+                _mm256_storeu_si256(got.as_mut_ptr().cast(), v);
+            }
+            for (x, g) in lanes.iter().zip(got) {
+                assert_eq!(g, unorm(*x, 255.0) as i32, "{x:e}");
+            }
         }
     }
 
