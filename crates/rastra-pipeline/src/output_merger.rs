@@ -9,7 +9,7 @@ use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 #[cfg(target_arch = "x86_64")]
 use rastra_texture::format::{
     encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2, unorm8_decode_avx2,
-    unorm8_encode_avx2,
+    unorm8_encode_avx2, unorm8_encode_x4_avx2,
 };
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
@@ -482,17 +482,24 @@ impl Rop {
                 })
             }
         };
-        let mut packed = _mm256_setzero_si256();
-        for (c, channel) in out.into_iter().enumerate() {
-            let shift = _mm_cvtsi32_si128(8 * byte[c]);
-            let codes = if self.srgb && c != 3 {
-                // SAFETY: AVX2 (this function's contract).
-                unsafe { linear_to_srgb8_avx2(channel) }
+        // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
+        // colour channels through the bucketed encode.
+        // SAFETY: AVX2 and FMA (this function's contract).
+        let codes: [__m256i; 4] = unsafe {
+            if self.srgb {
+                [
+                    linear_to_srgb8_avx2(out[0]),
+                    linear_to_srgb8_avx2(out[1]),
+                    linear_to_srgb8_avx2(out[2]),
+                    unorm8_encode_avx2(out[3]),
+                ]
             } else {
-                // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once.
-                // SAFETY: AVX2 and FMA (this function's contract).
-                unsafe { unorm8_encode_avx2(channel) }
-            };
+                unorm8_encode_x4_avx2(out)
+            }
+        };
+        let mut packed = _mm256_setzero_si256();
+        for (c, codes) in codes.into_iter().enumerate() {
+            let shift = _mm_cvtsi32_si128(8 * byte[c]);
             packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
         }
         // Pixel i of quad k is written when bit 0 of its coverage byte is set.

@@ -362,9 +362,11 @@ pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch
 /// then ⌊x · 255 + ½⌋ of the exact product, in single precision. z = x · 255 + ½ rounded
 /// once (a fused multiply-add) is off by its rounding error d = (x · 255 + ½) − z, at most
 /// half an ulp of z, and z is a multiple of its ulp, as every integer below 256 is: so
-/// ⌊z + d⌋ = ⌊z⌋, except when z is an integer and d < 0 (one less). d is the exact
-/// x · 255 − (z − ½) (z − ½ is exact), whose sign a second fused multiply-add gets right
-/// whatever it rounds. Tested against the generic rule at every code's rounding boundary.
+/// ⌊z + d⌋ = ⌊z⌋, except when z is an integer and d < 0 (one less). Such a z is rare (about
+/// one value in 2¹⁶ away from the codes' midpoints), so d — the exact x · 255 − (z − ½)
+/// (z − ½ is exact), whose sign a second fused multiply-add gets right whatever it rounds —
+/// is only computed when some lane's z is an integer. Tested against the generic rule at
+/// every code's rounding boundary.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
@@ -373,16 +375,79 @@ pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch
 #[inline]
 pub unsafe fn unorm8_encode_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
+    // SAFETY: AVX2 and FMA (this function's contract).
+    let (x, z, floor, integer) = unsafe { unorm8_encode_start(x) };
+    if _mm256_movemask_ps(integer) != 0 {
+        // SAFETY: as above.
+        return unsafe { unorm8_encode_exact(x, z, floor) };
+    }
+    _mm256_cvttps_epi32(floor)
+}
+
+/// [`unorm8_encode_avx2`] of four registers (a colour's channels), with one test of whether
+/// any lane needs the exact correction.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub unsafe fn unorm8_encode_x4_avx2(
+    x: [std::arch::x86_64::__m256; 4],
+) -> [std::arch::x86_64::__m256i; 4] {
+    use std::arch::x86_64::*;
+    // SAFETY: AVX2 and FMA (this function's contract).
+    let parts = x.map(|x| unsafe { unorm8_encode_start(x) });
+    let any = _mm256_or_ps(
+        _mm256_or_ps(parts[0].3, parts[1].3),
+        _mm256_or_ps(parts[2].3, parts[3].3),
+    );
+    if _mm256_movemask_ps(any) != 0 {
+        // SAFETY: as above.
+        return parts.map(|(x, z, floor, _)| unsafe { unorm8_encode_exact(x, z, floor) });
+    }
+    parts.map(|(_, _, floor, _)| _mm256_cvttps_epi32(floor))
+}
+
+/// The encode's first step: the clamped value, z = x · 255 + ½ (one rounding), ⌊z⌋, and
+/// the lanes where z is an integer.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn unorm8_encode_start(
+    x: std::arch::x86_64::__m256,
+) -> (
+    std::arch::x86_64::__m256,
+    std::arch::x86_64::__m256,
+    std::arch::x86_64::__m256,
+    std::arch::x86_64::__m256,
+) {
+    use std::arch::x86_64::*;
     let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
     let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
     // `max` returns its second operand for NaN: 0.
     let x = _mm256_min_ps(_mm256_max_ps(x, zero), one);
     let z = _mm256_fmadd_ps(x, k, half);
     let floor = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(z);
+    (x, z, floor, _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z))
+}
+
+/// The codes with the correction: one less where z is an integer and the exact residual
+/// is negative.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[cold]
+unsafe fn unorm8_encode_exact(
+    x: std::arch::x86_64::__m256,
+    z: std::arch::x86_64::__m256,
+    floor: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
     let d = _mm256_fmsub_ps(x, k, _mm256_sub_ps(z, half));
     let below = _mm256_and_ps(
         _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z),
-        _mm256_cmp_ps::<_CMP_LT_OQ>(d, zero),
+        _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps()),
     );
     // `below` is all ones (−1) where the code is one less.
     _mm256_add_epi32(_mm256_cvttps_epi32(floor), _mm256_castps_si256(below))
@@ -456,9 +521,9 @@ mod tests {
         }
     }
 
-    /// The eight-lane encode equals the generic rule: NaN, infinities, signed zeros, values
-    /// outside [0, 1], every code's rounding boundary ± 64 ulps, and every 61st float of
-    /// [0, 1].
+    /// The eight-lane encodes (one register, four) equal the generic rule: NaN,
+    /// infinities, signed zeros, values outside [0, 1], every code's rounding boundary ± 64
+    /// ulps, and every 61st float of [0, 1].
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn eight_lane_unorm8_encode_equals_the_generic_rule() {
@@ -488,13 +553,23 @@ mod tests {
             let mut lanes = [0.0f32; 8];
             lanes[..eight.len()].copy_from_slice(eight);
             let mut got = [0i32; 8];
+            let mut four = [[0i32; 8]; 4];
             // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes loaded and stored.
             unsafe {
-                let v = unorm8_encode_avx2(_mm256_loadu_ps(lanes.as_ptr()));
-                _mm256_storeu_si256(got.as_mut_ptr().cast(), v);
+                let v = _mm256_loadu_ps(lanes.as_ptr());
+                _mm256_storeu_si256(got.as_mut_ptr().cast(), unorm8_encode_avx2(v));
+                // The same lanes as one of four channels (the others exact codes' centres:
+                // no correction of their own).
+                let centre = _mm256_set1_ps(100.0 / 255.0);
+                let codes = unorm8_encode_x4_avx2([centre, v, centre, centre]);
+                for (f, c) in four.iter_mut().zip(codes) {
+                    _mm256_storeu_si256(f.as_mut_ptr().cast(), c);
+                }
             }
-            for (x, g) in lanes.iter().zip(got) {
-                assert_eq!(g, unorm(*x, 255.0) as i32, "{x:e}");
+            for (l, x) in lanes.iter().enumerate() {
+                let want = unorm(*x, 255.0) as i32;
+                assert_eq!(got[l], want, "{x:e}");
+                assert_eq!(four.map(|f| f[l]), [100, want, 100, 100], "{x:e}");
             }
         }
     }
