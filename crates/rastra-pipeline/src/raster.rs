@@ -137,8 +137,10 @@ pub fn rasterize(
             let mut step = 1;
             match row.coverage() {
                 BlockCoverage::Outside => match row.outside_run() {
-                    Some(run) => step = run,
-                    None => break,
+                    // (A run past the row's last block ends the row, before stepping so far
+                    // that guard-band edges' values could overflow.)
+                    Some(run) if run <= (x1 - bx) / BLOCK_SIZE => step = run,
+                    _ => break,
                 },
                 _ if hiz.is_some_and(|test| !test(bx, by)) => counters.hiz_blocks_rejected += 1,
                 coverage => {
@@ -279,9 +281,9 @@ impl BlockRow {
         }
     }
 
-    /// For an outside block: how many blocks on the first one an edge may accept is (every
-    /// block before it is outside too), or `None` when none on the row is — an edge rejects
-    /// the block and does not rise to the right.
+    /// For an outside block: how many blocks on lies the first one that no edge rejecting
+    /// this one still rejects (every block before it is outside too), or `None` when no
+    /// later block of the row can be inside — a rejecting edge does not rise to the right.
     #[inline]
     fn outside_run(&self) -> Option<u32> {
         let mut run = 1;
@@ -290,9 +292,8 @@ impl BlockRow {
                 if self.step[i] <= 0 {
                     return None;
                 }
-                // The fewest steps k with max + k · step ≥ 0.
+                // The fewest steps k with max + k · step ≥ 0 (capped far beyond any row).
                 let k = (-self.max[i] + self.step[i] - 1) / self.step[i];
-                // (Capped far beyond any row: a step of this many blocks ends it.)
                 run = run.max(k.min(1 << 24) as u32);
             }
         }
@@ -587,5 +588,79 @@ mod tests {
             tested > 10_000 && skipped > 10_000,
             "{tested} tested, {skipped} skipped"
         );
+    }
+
+    /// Wedges reaching to the guard band's edge (half a million pixels away, the largest
+    /// edge steps there are), rasterized in a tile: runs stop at the row's end rather than
+    /// step edge values out of range, and coverage is the per-pixel test's.
+    #[test]
+    fn guard_band_slivers_in_a_tile() {
+        let (w, h) = (256u32, 256u32);
+        let setup = SetupState::new(
+            Viewport {
+                x: 0.0,
+                y: 0.0,
+                width: w as f32,
+                height: h as f32,
+                min_depth: 0.0,
+                max_depth: 1.0,
+            },
+            ScissorRect {
+                x: 0,
+                y: 0,
+                width: w,
+                height: h,
+            },
+            w,
+            h,
+            CullMode::None,
+            FrontFace::Ccw,
+        );
+        let far = 524_000.0;
+        let clip = |x: f32, y: f32| [2.0 * x / w as f32 - 1.0, 1.0 - 2.0 * y / h as f32, 0.5, 1.0];
+        let region = PixelRect {
+            x0: 64,
+            y0: 64,
+            x1: 127,
+            y1: 127,
+        };
+        let mut rasterized = 0;
+        for (a, b, c) in [
+            ((70.0, 70.0), (far, 90.0), (far, 60_000.0)),
+            ((120.0, 66.0), (-far, 100.0), (-far, 30_000.0)),
+            ((100.0, 64.5), (far, far), (-far, far)),
+            ((-far, 80.0), (far, 81.5), (far, 30_000.0)),
+        ] {
+            let p = [clip(a.0, a.1), clip(b.0, b.1), clip(c.0, c.1)];
+            let Ok(tri) = setup.setup([&p[0], &p[1], &p[2]], 0) else {
+                continue;
+            };
+            let mut got = vec![0u8; (w * h) as usize];
+            let mut counters = Counters::default();
+            rasterize(
+                &tri,
+                &region,
+                &PATTERN_1X,
+                None,
+                None,
+                &mut counters,
+                |r, _| {
+                    r.for_each_quad(&PATTERN_1X, |q| {
+                        for i in 0..4u32 {
+                            got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] =
+                                q.coverage[i as usize];
+                        }
+                    })
+                },
+            );
+            for y in region.y0..=region.y1 {
+                for x in region.x0..=region.x1 {
+                    let want = pixel_coverage(&tri, x, y, &PATTERN_1X);
+                    assert_eq!(got[(y * w + x) as usize], want, "pixel ({x}, {y})");
+                }
+            }
+            rasterized += (counters.quads_rasterized > 0) as u32;
+        }
+        assert_eq!(rasterized, 4, "wedges that reached the tile");
     }
 }
