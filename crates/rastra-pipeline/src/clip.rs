@@ -333,17 +333,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn space() -> ClipSpace {
-        ClipSpace::new(
-            &Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: 64.0,
-                height: 64.0,
-                min_depth: 0.0,
-                max_depth: 1.0,
-            },
-            false,
-        )
+        ClipSpace::new(&Viewport::covering(64, 64), false)
     }
 
     #[test]

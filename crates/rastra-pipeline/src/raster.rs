@@ -224,6 +224,21 @@ enum BlockCoverage {
     Inside,
 }
 
+impl BlockCoverage {
+    /// The verdict of a block some edge rejects (`outside`) or every edge accepts whole
+    /// (`inside`).
+    #[inline]
+    fn of(outside: bool, inside: bool) -> BlockCoverage {
+        if outside {
+            BlockCoverage::Outside
+        } else if inside {
+            BlockCoverage::Inside
+        } else {
+            BlockCoverage::Partial
+        }
+    }
+}
+
 /// The coarse test along a row of blocks. The edge functions are linear, so each one's
 /// extremes over a block are at the corners the signs of `a` and `b` pick, and one block to
 /// the right adds `a · 8 px` to both: per edge, its biased largest and smallest value over
@@ -272,13 +287,7 @@ impl BlockRow {
     fn coverage(&self) -> BlockCoverage {
         let outside = (self.max[0] < 0) | (self.max[1] < 0) | (self.max[2] < 0);
         let inside = (self.min[0] >= 0) & (self.min[1] >= 0) & (self.min[2] >= 0);
-        if outside {
-            BlockCoverage::Outside
-        } else if inside {
-            BlockCoverage::Inside
-        } else {
-            BlockCoverage::Partial
-        }
+        BlockCoverage::of(outside, inside)
     }
 
     /// For an outside block: how many blocks on lies the first one that no edge rejecting
@@ -334,13 +343,7 @@ fn classify_block(tri: &Triangle, bx: u32, by: u32) -> BlockCoverage {
         outside |= max + e.bias < 0;
         inside &= min + e.bias >= 0;
     }
-    if outside {
-        BlockCoverage::Outside
-    } else if inside {
-        BlockCoverage::Inside
-    } else {
-        BlockCoverage::Partial
-    }
+    BlockCoverage::of(outside, inside)
 }
 
 /// The pixels of the block at (bx, by) inside the inclusive pixel bounds `[x0, y0, x1, y1]`:
@@ -510,32 +513,19 @@ mod tests {
     use crate::setup::SetupState;
     use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
 
+    /// Set-up for a w×h target with the viewport and scissor covering it, no culling.
+    fn setup_state(w: u32, h: u32) -> SetupState {
+        let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
+        SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw)
+    }
+
     /// Along every row of blocks of random triangles' bounding boxes, [`BlockRow`] gives
     /// each block [`classify_block`]'s verdict, and every block a run steps over — to the
     /// next tested one or past the row's end — is outside.
     #[test]
     fn block_rows_equal_the_block_test() {
         let (w, h) = (512u32, 512u32);
-        let setup = SetupState::new(
-            Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: w as f32,
-                height: h as f32,
-                min_depth: 0.0,
-                max_depth: 1.0,
-            },
-            ScissorRect {
-                x: 0,
-                y: 0,
-                width: w,
-                height: h,
-            },
-            w,
-            h,
-            CullMode::None,
-            FrontFace::Ccw,
-        );
+        let setup = setup_state(w, h);
         let mut seed = 0x9e37_79b9u32;
         let mut next = move || {
             seed ^= seed << 13;
@@ -596,26 +586,7 @@ mod tests {
     #[test]
     fn guard_band_slivers_in_a_tile() {
         let (w, h) = (256u32, 256u32);
-        let setup = SetupState::new(
-            Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: w as f32,
-                height: h as f32,
-                min_depth: 0.0,
-                max_depth: 1.0,
-            },
-            ScissorRect {
-                x: 0,
-                y: 0,
-                width: w,
-                height: h,
-            },
-            w,
-            h,
-            CullMode::None,
-            FrontFace::Ccw,
-        );
+        let setup = setup_state(w, h);
         let far = 524_000.0;
         let clip = |x: f32, y: f32| [2.0 * x / w as f32 - 1.0, 1.0 - 2.0 * y / h as f32, 0.5, 1.0];
         let region = PixelRect {

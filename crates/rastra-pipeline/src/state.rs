@@ -281,6 +281,19 @@ pub struct Viewport {
 }
 
 impl Viewport {
+    /// The whole of a `width`×`height` target with depths 0 to 1: the viewport a render
+    /// pass starts with (WebGPU).
+    pub fn covering(width: u32, height: u32) -> Viewport {
+        Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: width as f32,
+            height: height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        }
+    }
+
     /// The depth range fragment depths are clamped to, low end first (WebGPU allows
     /// `min_depth > max_depth`).
     pub fn depth_range(&self) -> [f32; 2] {
@@ -298,6 +311,18 @@ pub struct ScissorRect {
     pub y: u32,
     pub width: u32,
     pub height: u32,
+}
+
+impl ScissorRect {
+    /// The whole of a `width`×`height` target: the scissor a render pass starts with.
+    pub fn covering(width: u32, height: u32) -> ScissorRect {
+        ScissorRect {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        }
+    }
 }
 
 /// An RGBA colour in double precision, as the API passes clear colours and blend constants.

@@ -16,20 +16,8 @@ const H: u32 = 16;
 
 fn setup_state(w: u32, h: u32) -> SetupState {
     SetupState::new(
-        Viewport {
-            x: 0.0,
-            y: 0.0,
-            width: w as f32,
-            height: h as f32,
-            min_depth: 0.0,
-            max_depth: 1.0,
-        },
-        ScissorRect {
-            x: 0,
-            y: 0,
-            width: w,
-            height: h,
-        },
+        Viewport::covering(w, h),
+        ScissorRect::covering(w, h),
         w,
         h,
         CullMode::None,
