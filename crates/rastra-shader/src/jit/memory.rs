@@ -5,10 +5,11 @@
 //! a store writes the lanes allowed side effects, in lane order.
 //!
 //! A load at a uniform address into a uniform register (`uniform`) is one scalar load.
-//! The common case otherwise — sixteen consecutive words inside the memory (`array[base + lane]`),
-//! and for a store every lane writing — is four vector loads or stores. Otherwise each
-//! lane's address is checked and then redirected rather than branched around: an
-//! out-of-bounds load reads [`Cx::zero`], a dropped store writes [`Cx::sink`]. A memory
+//! Otherwise the common case — sixteen consecutive words inside the memory
+//! (`array[base + lane]`), and for a store every lane writing — is four vector loads or
+//! stores; in the rest each lane's address is checked and then redirected rather than
+//! branched around: an out-of-bounds load reads [`Cx::zero`], a dropped store writes
+//! [`Cx::sink`]. A memory
 //! instruction is generated for all four chunks at once, lane 0 to 15, never interleaved
 //! with another instruction's chunks, so accesses happen in the interpreter's order (the
 //! vector path touches distinct words, so its order cannot be observed).
