@@ -84,6 +84,9 @@ pub struct RenderPipeline {
     pub varying_words: u32,
     /// Fragment input registers for `@builtin(position)` and `@builtin(front_facing)`.
     pub frag_position_reg: Option<u32>,
+    /// Which of the position's components (x, y, z, 1/w) the fragment shader reads: the
+    /// others are not computed.
+    pub frag_position_read: [bool; 4],
     pub front_facing_reg: Option<u32>,
     pub sample_mask_in_reg: Option<u32>,
     pub color_outputs: Vec<ColorOutput>,
@@ -285,6 +288,7 @@ impl RenderPipeline {
             varyings: Vec::new(),
             varying_words: 0,
             frag_position_reg: None,
+            frag_position_read: [false; 4],
             front_facing_reg: None,
             sample_mask_in_reg: None,
             color_outputs: Vec::new(),
@@ -297,10 +301,14 @@ impl RenderPipeline {
             if fs.stage != Stage::Fragment {
                 return invalid(format!("`{}` is not a fragment entry point", fs.entry));
             }
+            let registers_read = fs.registers_read();
+            let read = |r: u32| registers_read.get(r as usize).copied().unwrap_or(false);
             for input in &fs.inputs {
                 match input.binding {
                     IoBinding::Builtin(Builtin::Position) => {
-                        pipeline.frag_position_reg = Some(input.first_reg)
+                        pipeline.frag_position_reg = Some(input.first_reg);
+                        pipeline.frag_position_read =
+                            std::array::from_fn(|k| read(input.first_reg + k as u32));
                     }
                     IoBinding::Builtin(Builtin::FrontFacing) => {
                         pipeline.front_facing_reg = Some(input.first_reg)
@@ -344,7 +352,16 @@ impl RenderPipeline {
                                 "@interpolate(.., sample) (per-sample shading)".into(),
                             ));
                         }
-                        let components = input.ty.components as u32;
+                        // Dead varyings (as compilers eliminate them): components after
+                        // the last one the fragment shader reads, and a varying it never
+                        // reads, are neither kept per vertex nor interpolated.
+                        let components = (0..input.ty.components as u32)
+                            .rev()
+                            .find(|&c| read(input.first_reg + c))
+                            .map_or(0, |c| c + 1);
+                        if components == 0 {
+                            continue;
+                        }
                         pipeline.varyings.push(Varying {
                             vs_reg: out.first_reg,
                             fs_reg: input.first_reg,
@@ -486,5 +503,59 @@ impl RenderPipeline {
             .iter()
             .map(|t| t.map(|t| t.format))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::ColorWrites;
+    use rastra_shader::ShaderModule;
+
+    /// Dead varyings: a varying the fragment shader never reads is left out (not kept per
+    /// vertex, not interpolated), one it reads in part keeps its components up to the last
+    /// one read, and only the position's components it reads are made.
+    #[test]
+    fn varyings_the_fragment_shader_does_not_read_are_left_out() {
+        let module = ShaderModule::from_wgsl(
+            "struct V {
+                @builtin(position) clip: vec4<f32>,
+                @location(0) color: vec4<f32>,
+                @location(1) uv: vec2<f32>,
+                @location(2) normal: vec3<f32>,
+            }
+            @vertex fn vs(@builtin(vertex_index) i: u32) -> V {
+                let x = f32(i);
+                return V(vec4<f32>(x, x, 0.5, 1.0), vec4<f32>(x), vec2<f32>(x), vec3<f32>(x));
+            }
+            @fragment fn fs(v: V) -> @location(0) vec4<f32> {
+                return vec4<f32>(v.color.g, v.normal.x, v.clip.y, 1.0);
+            }",
+        )
+        .expect("compiles");
+        let program = |entry, stage| Arc::new(module.program(entry, stage).expect("lowers"));
+        let pipeline = RenderPipeline::new(RenderPipelineDesc {
+            vertex: program("vs", Stage::Vertex),
+            vertex_buffers: Vec::new(),
+            fragment: Some(program("fs", Stage::Fragment)),
+            targets: vec![Some(ColorTargetState {
+                format: TextureFormat::Rgba8Unorm,
+                blend: None,
+                write_mask: ColorWrites::ALL,
+            })],
+            primitive: PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: MultisampleState::default(),
+        })
+        .expect("links");
+        let kept: Vec<(u32, u32)> = pipeline
+            .varyings
+            .iter()
+            .map(|v| (v.word, v.components))
+            .collect();
+        // color's r and g (g is read), normal's x; uv never.
+        assert_eq!(kept, [(0, 2), (2, 1)]);
+        assert_eq!(pipeline.varying_words, 3);
+        assert_eq!(pipeline.frag_position_read, [false, true, false, false]);
     }
 }

@@ -399,18 +399,26 @@ fn flush_for_cpu<'a, 'fb, 's>(
     center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
     let center_weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
-        let depths = center.depths();
+        // The components the shader reads (`frag_position_read`).
+        let [x_read, y_read, z_read, w_read] = p.frag_position_read;
         let r = warp.regs_mut(reg, 4);
-        for (q, pend) in pipe.pending.iter().enumerate() {
-            // Pixel centres of whole pixels below 2²⁴: exact whichever way they are added.
-            let x = pend.quad.x as f32 + 0.5;
-            let y = pend.quad.y as f32 + 0.5;
-            let lanes = q * 4..q * 4 + 4;
-            r[0][lanes.clone()].copy_from_slice(&[x, x + 1.0, x, x + 1.0].map(f32::to_bits));
-            r[1][lanes].copy_from_slice(&[y, y, y + 1.0, y + 1.0].map(f32::to_bits));
+        if x_read || y_read {
+            for (q, pend) in pipe.pending.iter().enumerate() {
+                // Pixel centres of whole pixels below 2²⁴: exact whichever way they are
+                // added.
+                let x = pend.quad.x as f32 + 0.5;
+                let y = pend.quad.y as f32 + 0.5;
+                let lanes = q * 4..q * 4 + 4;
+                r[0][lanes.clone()].copy_from_slice(&[x, x + 1.0, x, x + 1.0].map(f32::to_bits));
+                r[1][lanes].copy_from_slice(&[y, y, y + 1.0, y + 1.0].map(f32::to_bits));
+            }
         }
-        r[2] = depths.map(f32::to_bits);
-        r[3] = center_weights.inv_w.map(f32::to_bits);
+        if z_read {
+            r[2] = center.depths().map(f32::to_bits);
+        }
+        if w_read {
+            r[3] = center_weights.inv_w.map(f32::to_bits);
+        }
     }
     if let Some(reg) = p.front_facing_reg {
         let r = &mut warp.regs_mut(reg, 1)[0];
@@ -640,19 +648,28 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
     let weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
-        let depths = center.depths();
+        // The components the shader reads (`frag_position_read`).
+        let [x_read, y_read, z_read, w_read] = p.frag_position_read;
         let r = warp.regs_mut(reg, 4);
         // As `flush_for_cpu` computes them: each quad's first centre, plus one.
-        r[0] = std::array::from_fn(|l| {
-            let qx = (x + 2 * (l as u32 / 4 % 4)) as f32 + 0.5;
-            (if l & 1 != 0 { qx + 1.0 } else { qx }).to_bits()
-        });
-        r[1] = std::array::from_fn(|l| {
-            let qy = (y + 2 * (l as u32 / 16)) as f32 + 0.5;
-            (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits()
-        });
-        r[2] = depths.map(f32::to_bits);
-        r[3] = weights.inv_w.map(f32::to_bits);
+        if x_read {
+            r[0] = std::array::from_fn(|l| {
+                let qx = (x + 2 * (l as u32 / 4 % 4)) as f32 + 0.5;
+                (if l & 1 != 0 { qx + 1.0 } else { qx }).to_bits()
+            });
+        }
+        if y_read {
+            r[1] = std::array::from_fn(|l| {
+                let qy = (y + 2 * (l as u32 / 16)) as f32 + 0.5;
+                (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits()
+            });
+        }
+        if z_read {
+            r[2] = center.depths().map(f32::to_bits);
+        }
+        if w_read {
+            r[3] = weights.inv_w.map(f32::to_bits);
+        }
     }
     if let Some(reg) = p.front_facing_reg {
         warp.regs_mut(reg, 1)[0] = [tri.front_facing as u32; WARP_LANES];

@@ -194,6 +194,12 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("RASTRA_JIT").map_or(true, |v| v != "0"))
 }
 
+/// Per register of `0..count`: whether some instruction or control op of `code` reads it.
+pub(crate) fn registers_read(code: &Code, count: u32) -> Vec<bool> {
+    let uses = liveness::RegUses::new(code, &[]);
+    (0..count).map(|r| uses.is_read(r)).collect()
+}
+
 /// Compiles `code`, whose results the pipeline reads from the registers `outputs`, or gives
 /// `None` when it must be interpreted: the compiler is turned off or the host has no
 /// Cranelift back end.

@@ -70,6 +70,13 @@ impl Program {
         self.compiled.is_some()
     }
 
+    /// Per register (`0..num_regs`): whether some instruction or control op of the program
+    /// reads it. An input no instruction reads need not be given a value — a fragment input
+    /// of this kind is a dead varying, which linking leaves out.
+    pub fn registers_read(&self) -> Vec<bool> {
+        crate::jit::registers_read(&self.simt, self.num_regs)
+    }
+
     /// This program without its native code: every warp runs it on the interpreter (for
     /// differential tests and measurements; `RASTRA_JIT=0` does it for every program).
     pub fn interpreted(&self) -> Program {

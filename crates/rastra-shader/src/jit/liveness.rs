@@ -118,6 +118,12 @@ impl RegUses {
         self.constants.get(r as usize).copied().flatten()
     }
 
+    /// Whether any instruction or control op reads register `r` (or the pipeline does, for
+    /// an output).
+    pub fn is_read(&self, r: u32) -> bool {
+        self.reads.get(r as usize).is_some_and(|x| x.is_some())
+    }
+
     fn grow(&mut self, r: usize) {
         if r >= self.reads.len() {
             self.reads.resize(r + 1, None);
