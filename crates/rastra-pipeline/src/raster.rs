@@ -261,21 +261,16 @@ impl BlockRow {
         let hi_x = lo_x + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
         let hi_y = lo_y + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
         let e = &tri.edges;
+        // Edge `i`, biased, at the block corner where it is largest (`far`) or smallest.
+        let corner = |i: usize, far: bool| {
+            let e = &e[i];
+            let x = if (e.a > 0) == far { hi_x } else { lo_x };
+            let y = if (e.b > 0) == far { hi_y } else { lo_y };
+            e.eval(x, y) + e.bias
+        };
         BlockRow {
-            max: std::array::from_fn(|i| {
-                let e = &e[i];
-                e.eval(
-                    if e.a > 0 { hi_x } else { lo_x },
-                    if e.b > 0 { hi_y } else { lo_y },
-                ) + e.bias
-            }),
-            min: std::array::from_fn(|i| {
-                let e = &e[i];
-                e.eval(
-                    if e.a > 0 { lo_x } else { hi_x },
-                    if e.b > 0 { lo_y } else { hi_y },
-                ) + e.bias
-            }),
+            max: std::array::from_fn(|i| corner(i, true)),
+            min: std::array::from_fn(|i| corner(i, false)),
             step: std::array::from_fn(|i| e[i].a * BLOCK_SIZE as Fixed * SUBPIXEL_ONE),
         }
     }
