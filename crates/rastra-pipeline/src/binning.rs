@@ -50,20 +50,20 @@ impl TileGrid {
     }
 }
 
-/// One chunk's bins: `(tile, triangle)` entries, sorted by tile and, within a tile, by
-/// triangle — the chunk's submission order.
+/// One chunk's bins: `(tile, triangle)` entries in the order they were recorded —
+/// triangle by triangle, the chunk's submission order. [`TileLists::new`] gathers them per
+/// tile with a stable counting sort, which keeps that order within each tile, so the chunk
+/// never sorts its own entries.
 #[derive(Clone, Debug, Default)]
 pub struct ChunkBins {
-    /// `tile << 32 | triangle`, so sorting the keys sorts by tile, then triangle.
+    /// `tile << 32 | triangle`.
     entries: Vec<u64>,
-    sorted: bool,
 }
 
 impl ChunkBins {
     /// Empties the bins (keeping the allocation).
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.sorted = true;
     }
 
     /// Makes room for `n` more entries.
@@ -80,6 +80,10 @@ impl ChunkBins {
         bounds: &PixelRect,
         counters: &mut Counters,
     ) {
+        debug_assert!(
+            self.entries.last().is_none_or(|&e| e as u32 <= index),
+            "triangles are binned in index order"
+        );
         let tx0 = bounds.x0 / TILE_SIZE;
         let ty0 = bounds.y0 / TILE_SIZE;
         let tx1 = bounds.x1 / TILE_SIZE;
@@ -91,25 +95,10 @@ impl ChunkBins {
                 counters.tile_bin_entries += 1;
             }
         }
-        self.sorted = self.entries.len() <= 1;
     }
 
-    /// Sorts the entries by tile; called once after the chunk's last insertion.
-    pub fn finish(&mut self) {
-        if !self.sorted {
-            self.entries.sort_unstable();
-            self.sorted = true;
-        }
-    }
-
-    /// Every tile with at least one entry (repeated once per entry).
-    pub fn tiles(&self) -> impl Iterator<Item = usize> + '_ {
-        self.entries.iter().map(|&e| (e >> 32) as usize)
-    }
-
-    /// Every `(tile, triangle)` entry, by tile, then triangle.
+    /// Every `(tile, triangle)` entry, in the order recorded (triangle order).
     pub fn entries(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        debug_assert!(self.sorted, "bins are read after finish()");
         self.entries.iter().map(|&e| ((e >> 32) as usize, e as u32))
     }
 }
@@ -129,7 +118,7 @@ impl TileLists {
     pub fn new(tiles: usize, chunks: &[&ChunkBins]) -> TileLists {
         let mut starts = vec![0u32; tiles + 1];
         for bins in chunks {
-            for t in bins.tiles() {
+            for (t, _) in bins.entries() {
                 starts[t + 1] += 1;
             }
         }
@@ -138,6 +127,8 @@ impl TileLists {
         }
         let mut next = starts.clone();
         let mut entries = vec![(0, 0); starts[tiles] as usize];
+        // Chunks in order, each chunk's entries in triangle order: every tile's list comes
+        // out in API order (the placement is stable).
         for (c, bins) in chunks.iter().enumerate() {
             for (t, index) in bins.entries() {
                 entries[next[t] as usize] = (c as u32, index);
@@ -174,14 +165,12 @@ mod tests {
         bins.insert(&grid, 0, &rect(10, 10, 70, 70), &mut c);
         bins.insert(&grid, 1, &rect(65, 65, 80, 80), &mut c);
         bins.insert(&grid, 2, &rect(100, 10, 100, 99), &mut c);
-        bins.finish();
         assert_eq!(c.tile_bin_entries, 7);
         // A second chunk: its triangle 0 covers tiles 0 and 1 and comes after the first
         // chunk's triangles in every tile.
         let mut later = ChunkBins::default();
         later.clear();
         later.insert(&grid, 0, &rect(0, 0, 70, 10), &mut c);
-        later.finish();
         let lists = TileLists::new(grid.count(), &[&bins, &later]);
         let tile = |t| lists.tile(t).to_vec();
         assert_eq!(tile(0), vec![(0, 0), (1, 0)]);

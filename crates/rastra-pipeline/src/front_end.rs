@@ -328,7 +328,6 @@ impl<'c> DrawFront<'c> {
         for (i, tri) in triangles.iter().enumerate() {
             bins.insert(grid, i as u32, &tri.bounds, counters);
         }
-        bins.finish();
         chunk.instructions = start_budget - local;
     }
 }
