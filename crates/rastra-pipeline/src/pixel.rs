@@ -45,8 +45,6 @@ struct Pending<'a> {
     /// `@builtin(sample_mask)` and centroid sampling see, since early Z must be invisible to
     /// the shader.
     raster: [u8; 4],
-    /// Depth of each sample of each pixel.
-    z: [[f32; 4]; 4],
 }
 
 /// A colour target as the output merger sees it.
@@ -73,6 +71,11 @@ pub struct PixelPipe<'a, 'fb> {
     /// statistic.
     pub samples_passed: u64,
     pending: Vec<Pending<'a>>,
+    /// Per pending quad, the depth of each sample of each pixel — kept only for the depth
+    /// modes that test or write depth after shading ([`DepthMode::Late`],
+    /// [`DepthMode::EarlyTestLateWrite`]); the others finish with depth at intake, and
+    /// copying 64 bytes per quad for nothing was a third of a pending quad's size.
+    pending_z: [[[f32; 4]; 4]; QUADS_PER_WARP],
     /// Whether a whole block with no pending quad inside it is shaded as its four rows of
     /// four quads, [`ROWS_PER_WARP`] to a warp, straight from the block
     /// ([`shade_rows_for_cpu`]): no depth test, one sample per pixel kept by the sample
@@ -117,6 +120,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             unit: TextureUnit::with_shared_l2(texel_cache),
             samples_passed: 0,
             pending: Vec::with_capacity(QUADS_PER_WARP),
+            pending_z: [[[0.0; 4]; 4]; QUADS_PER_WARP],
             block_rows,
             center: WarpPoints::default(),
             center_weights: WarpWeights::default(),
@@ -192,7 +196,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 attrs,
                 quad,
                 raster: quad.coverage,
-                z: [[0.0; 4]; 4],
             });
             if self.pending.len() == QUADS_PER_WARP {
                 result = self.flush(budget, counters);
@@ -325,12 +328,14 @@ fn push_for_cpu<'a, 'fb, 's>(
             .sum::<u64>();
         return Ok(());
     }
+    if matches!(mode, DepthMode::Late | DepthMode::EarlyTestLateWrite) {
+        pipe.pending_z[pipe.pending.len()] = z;
+    }
     pipe.pending.push(Pending {
         tri,
         attrs,
         quad,
         raster,
-        z,
     });
     if pipe.pending.len() == QUADS_PER_WARP {
         pipe.flush(budget, counters)?;
@@ -499,7 +504,8 @@ fn flush_for_cpu<'a, 'fb, 's>(
                 }
                 let px = pend.quad.x + (i as u32 & 1);
                 let py = pend.quad.y + (i as u32 >> 1);
-                let mut z = pend.z[i];
+                // (Only the late modes read it, and only they kept it.)
+                let mut z = pipe.pending_z[q][i];
                 if let Some(reg) = p.frag_depth_reg {
                     let d = f32::from_bits(warp.regs(reg, 1)[0][lane]).clamp(dmin, dmax);
                     z = [d; 4];
