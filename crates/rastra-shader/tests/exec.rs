@@ -217,6 +217,55 @@ fn transcendental_and_geometric() {
     }
 }
 
+/// Ulps between two finite floats of one sign (their bit patterns' distance).
+fn ulps(a: f32, b: f32) -> u32 {
+    (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
+}
+
+#[test]
+fn literal_integer_powers_multiply_out_and_normalize_scales_by_a_reciprocal() {
+    let p = compile(
+        "@fragment fn main(@location(0) x: f32, @location(1) y: f32) -> @location(0) vec4<f32> {
+            let n = normalize(vec3<f32>(x, y, 1.0));
+            return vec4<f32>(pow(x, 32.0), pow(x, 5.0), pow(abs(x), 2.5), n.x);
+        }",
+    );
+    // Both literal integer exponents became products; 2.5 stays a `pow`, and normalize
+    // divides once (the reciprocal) instead of once per component.
+    let code = format!("{:?}", p.code);
+    assert_eq!(code.matches("FPow").count(), 1, "{code}");
+    assert_eq!(code.matches("FDiv").count(), 1, "{code}");
+    let vals = [
+        0.3f32, -1.5, 2.0, 0.0, -0.0, 0.97, 1.0, 7.0, -3.25, 1e-3, 40.0, 0.5,
+    ];
+    let r = run(&p, &|i, _, l| fbits(vals[(l + 5 * i) % vals.len()]));
+    for l in 0..WARP_LANES {
+        let (x, y) = (vals[l % vals.len()], vals[(l + 5) % vals.len()]);
+        for (c, n) in [(0, 32), (1, 5)] {
+            let got = r.f(0, c, l);
+            let exact = (x as f64).powi(n) as f32;
+            // Within (n − 1)/2 ulp of the power, sign included; 0⁵ keeps its sign.
+            assert_eq!(
+                got.is_sign_negative(),
+                exact.is_sign_negative(),
+                "x^{n}, x = {x}"
+            );
+            assert!(
+                ulps(got, exact) <= (n as u32 - 1) / 2,
+                "{x}^{n}: {got} vs {exact}"
+            );
+        }
+        // The length's square root and the reciprocal: within 2 ulp of the exact value.
+        let len = ((x as f64).powi(2) + (y as f64).powi(2) + 1.0).sqrt();
+        let want = (x as f64 / len) as f32;
+        let got = r.f(0, 3, l);
+        assert!(
+            ulps(got, want) <= 2,
+            "normalize x = {x}, y = {y}: {got} vs {want}"
+        );
+    }
+}
+
 #[test]
 fn conversions_saturate_and_bitcast() {
     let p = compile(

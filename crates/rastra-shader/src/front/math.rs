@@ -8,6 +8,10 @@ use super::types::{self, Kind, unsupported};
 use super::{Lowerer, R, Scope, Value};
 use crate::ir::{BinOp, Reg, TerOp, UnOp};
 
+/// The largest literal integer exponent `pow` multiplies out ([`Lowerer::integer_power`]):
+/// at most six squarings and six products.
+const MAX_POWER: u32 = 64;
+
 impl<'m> Lowerer<'m> {
     pub(super) fn math(
         &mut self,
@@ -100,7 +104,10 @@ impl<'m> Lowerer<'m> {
                 self.map_ter(op, &a, &b, &c)
             }
             M::Atan2 => self.map_bin(BinOp::FAtan2, &a, &b),
-            M::Pow => self.map_bin(BinOp::FPow, &a, &b),
+            M::Pow => match arg1.and_then(|h| self.small_integer_exponent(scope, h)) {
+                Some(n) => self.integer_power(&a, n),
+                None => self.map_bin(BinOp::FPow, &a, &b),
+            },
             M::Step => self.map_bin(BinOp::FStep, &a, &b),
             M::Ldexp => self.map_bin(BinOp::FLdexp, &a, &b),
             M::Fma => self.map_ter(TerOp::Fma, &a, &b, &c),
@@ -169,6 +176,17 @@ impl<'m> Lowerer<'m> {
                 }
                 let r = self.length(&diff)?;
                 self.regs_value(&[r])
+            }
+            // A vector times the reciprocal of its length: one division instead of one per
+            // component. WGSL inherits normalize's accuracy from e / length(e) (division:
+            // 2.5 ulp); the reciprocal and the product are each rounded once, about 1 ulp.
+            // A zero vector still gives NaNs (0 · ∞) and an infinite length zeros. A
+            // scalar keeps the division: x / |x| is exactly ±1, x · (1 / |x|) not always.
+            M::Normalize if a.len() > 1 => {
+                let len = self.length(&a)?;
+                let one = self.konst(1.0f32.to_bits())?;
+                let inv = self.bin(BinOp::FDiv, one, len)?;
+                self.map_bin(BinOp::FMul, &a, &[inv])
             }
             M::Normalize => {
                 let len = self.length(&a)?;
@@ -315,6 +333,44 @@ impl<'m> Lowerer<'m> {
             M::Inverse => unsupported("matrix inverse"),
             _ => Err(crate::CompileError::Unsupported(format!("builtin {fun:?}"))),
         }
+    }
+
+    /// The exponent of a `pow` when it is a literal integer from 2 to [`MAX_POWER`]
+    /// (`pow(x, 32.0)`, a specular highlight's shininess): such a power is multiplied out.
+    fn small_integer_exponent(&self, scope: &Scope<'m>, h: Handle<Expression>) -> Option<u32> {
+        let Expression::Literal(naga::Literal::F32(y)) = scope.exprs[h] else {
+            return None;
+        };
+        (y.fract() == 0.0 && (2.0..=MAX_POWER as f32).contains(&y)).then_some(y as u32)
+    }
+
+    /// x^n for each component of `x`, by repeated squaring (x², x⁴, …) and one product per
+    /// further set bit of `n` — what shader compilers do with a constant integer exponent.
+    /// Each product is rounded once, and an error in x^k grows n/k-fold on the way to x^n:
+    /// within about (n − 1)/2 ulp of the exact power (exact for x a power of two), inside
+    /// WGSL's bound for `pow` (inherited from exp2(y · log2 x)) and the special-function
+    /// unit's own 1 + n ulp. For negative x it is the power itself, as C's `pow` gives it.
+    fn integer_power(&mut self, x: &[Reg], n: u32) -> R<Value> {
+        let mut out = Vec::with_capacity(x.len());
+        for &x in x {
+            let (mut square, mut acc) = (x, None);
+            let mut rest = n;
+            loop {
+                if rest & 1 != 0 {
+                    acc = Some(match acc {
+                        None => square,
+                        Some(a) => self.bin(BinOp::FMul, a, square)?,
+                    });
+                }
+                rest >>= 1;
+                if rest == 0 {
+                    break;
+                }
+                square = self.bin(BinOp::FMul, square, square)?;
+            }
+            out.push(acc.expect("n ≥ 2 has a set bit"));
+        }
+        self.regs_value(&out)
     }
 
     fn length(&mut self, v: &[Reg]) -> R<Reg> {
