@@ -482,10 +482,15 @@ fn emit_triangle(
     counters: &mut Counters,
 ) {
     match setup.setup(pos, out.attrs.len() as u32) {
-        Ok(tri) => {
+        Ok(mut tri) => {
             for k in tri.vertex_order {
                 out.attrs.extend_from_slice(attrs[k as usize]);
             }
+            tri.constant_attrs = attrs[0]
+                .iter()
+                .zip(attrs[1])
+                .zip(attrs[2])
+                .all(|((&a, &b), &c)| crate::interpolate::constant_word([a, b, c]).is_some());
             counters.triangles_setup += 1;
             out.triangles.push(tri);
         }

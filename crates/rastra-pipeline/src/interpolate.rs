@@ -282,6 +282,18 @@ fn shared_weights_for_cpu(p: &WarpPoints, t: &Planes, out: &mut WarpWeights, lin
 }
 }
 
+/// The value of an attribute word a triangle's three vertices hold alike (`v`, raw bits),
+/// when it is a finite number. A triangle all of whose attribute words are such values
+/// (`Triangle::constant_attrs`) has every interpolated input equal to its vertices' value
+/// over its whole plane, exactly — what interpolation gives every lane then, helper lanes
+/// far outside the triangle included, without weighting (three weights that sum to one in
+/// exact arithmetic need not once rounded, and a helper lane's perspective weights can be
+/// infinite).
+#[inline(always)]
+pub fn constant_word(v: [u32; 3]) -> Option<u32> {
+    (v[0] == v[1] && v[0] == v[2] && f32::from_bits(v[0]).is_finite()).then_some(v[0])
+}
+
 /// [`interpolate_quad`] on the first `lanes` lanes at once, for a warp whose quads share
 /// one triangle (whose vertices hold `v`): the same operations per lane.
 #[inline(always)]
@@ -315,7 +327,8 @@ pub fn interpolate_lanes(
 /// Interpolates one attribute word on the four lanes of quad `q`, whose triangle's three
 /// vertices hold `v` (raw bits). Called per quad with the values read straight from the
 /// triangle (gathering them into a warp-wide array first costs a store-forwarding stall per
-/// quad), it writes one 16-byte group of `out`.
+/// quad), it writes one 16-byte group of `out`. (A triangle whose attributes are all
+/// constant, [`constant_word`], is not interpolated: its inputs are its vertices' values.)
 #[inline(always)]
 pub fn interpolate_quad(
     mode: Interpolation,
@@ -350,4 +363,22 @@ pub fn pixel_center(px: u32, py: u32) -> (Fixed, Fixed) {
         ((px as Fixed) << SUBPIXEL_BITS) + half,
         ((py as Fixed) << SUBPIXEL_BITS) + half,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_finite_words_the_three_vertices_share_are_constant() {
+        let b = f32::to_bits;
+        assert_eq!(constant_word([b(0.1); 3]), Some(b(0.1)));
+        assert_eq!(constant_word([b(-0.0); 3]), Some(b(-0.0)));
+        // −0 and +0 are equal numbers but different words: interpolated.
+        assert_eq!(constant_word([b(0.0), b(-0.0), b(0.0)]), None);
+        assert_eq!(constant_word([b(0.1), b(0.1), b(0.2)]), None);
+        for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(constant_word([b(v); 3]), None, "{v}");
+        }
+    }
 }

@@ -375,12 +375,29 @@ fn flush_for_cpu<'a, 'fb, 's>(
         .pending
         .iter()
         .all(|p| std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs));
-    center.begin(shared.then_some(first.tri));
+    let groups = if shared { 1 } else { pipe.pending.len() };
+    // Weights only when some quad's triangle has an attribute that is not constant (a
+    // constant one is its value everywhere, `interpolate::constant_word`) or the shader
+    // reads 1 / w; shading points only for the weights or the depth.
+    let [_, _, z_read, w_read] = match p.frag_position_reg {
+        Some(_) => p.frag_position_read,
+        None => [false; 4],
+    };
+    let weighted = w_read
+        || pipe.pending[..groups]
+            .iter()
+            .any(|pend| !pend.tri.constant_attrs);
     for (q, pend) in pipe.pending.iter().enumerate() {
-        center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
         helpers |= (uncovered_pixels(pend.quad.coverage) as Mask) << (q * 4);
     }
-    let wants_centroid = p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
+    if weighted || z_read {
+        center.begin(shared.then_some(first.tri));
+        for (q, pend) in pipe.pending.iter().enumerate() {
+            center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
+        }
+    }
+    let wants_centroid =
+        weighted && p.varyings.iter().any(|v| v.sampling == Sampling::Centroid);
     let centroid_weights = wants_centroid.then(|| {
         // Partly covered pixels move to their first covered sample.
         let full = pipe.pattern.full_mask();
@@ -401,7 +418,9 @@ fn flush_for_cpu<'a, 'fb, 's>(
         }
         centroid.weights()
     });
-    center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
+    if weighted {
+        center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
+    }
     let center_weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
         // The components the shader reads (`frag_position_read`).
@@ -443,10 +462,20 @@ fn flush_for_cpu<'a, 'fb, 's>(
     // A quad's four lanes share a triangle: its three vertex values of each attribute
     // word are fetched once per quad (once per warp when every quad shares it) and
     // weighted per lane.
-    let groups = if shared { 1 } else { pipe.pending.len() };
     for (q, pend) in pipe.pending.iter().enumerate().take(groups) {
         let (v0, rest) = pend.attrs.split_at(words);
         let (v1, v2) = rest.split_at(words);
+        if pend.tri.constant_attrs {
+            // Every input is its vertices' value (`interpolate::constant_word`).
+            let group = if shared { 0..lanes } else { q * 4..q * 4 + 4 };
+            for v in &p.varyings {
+                let regs = warp.regs_mut(v.fs_reg, v.components);
+                for (c, reg) in regs.iter_mut().enumerate() {
+                    reg[group.clone()].fill(v0[v.word as usize + c]);
+                }
+            }
+            continue;
+        }
         for v in &p.varyings {
             let weights = match &centroid_weights {
                 Some(w) if v.sampling == Sampling::Centroid => w,
@@ -648,10 +677,23 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     let p = pipe.pipeline;
     let words = p.varying_words as usize;
     let center = &mut pipe.center;
-    center.begin(Some(tri));
-    center.set_rows(tri, x, y);
+    let (v0, rest) = attrs.split_at(words);
+    let (v1, v2) = rest.split_at(words);
+    // As in `flush_for_cpu`: weights only for an input that varies over the triangle or
+    // for 1 / w, shading points only for them or the depth.
+    let [_, _, z_read, w_read] = match p.frag_position_reg {
+        Some(_) => p.frag_position_read,
+        None => [false; 4],
+    };
+    let weighted = w_read || !tri.constant_attrs;
+    if weighted || z_read {
+        center.begin(Some(tri));
+        center.set_rows(tri, x, y);
+    }
     // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
-    center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
+    if weighted {
+        center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
+    }
     let weights = &pipe.center_weights;
     if let Some(reg) = p.frag_position_reg {
         // The components the shader reads (`frag_position_read`).
@@ -684,12 +726,15 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     if let Some(reg) = p.sample_mask_in_reg {
         warp.regs_mut(reg, 1)[0] = [full as u32; WARP_LANES];
     }
-    let (v0, rest) = attrs.split_at(words);
-    let (v1, v2) = rest.split_at(words);
     for v in &p.varyings {
         let base = v.word as usize;
         let regs = warp.regs_mut(v.fs_reg, v.components);
         for (c, reg) in regs.iter_mut().enumerate() {
+            if tri.constant_attrs {
+                // Its vertices' value (`interpolate::constant_word`).
+                *reg = [v0[base + c]; WARP_LANES];
+                continue;
+            }
             let values = [v0[base + c], v1[base + c], v2[base + c]];
             interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
         }

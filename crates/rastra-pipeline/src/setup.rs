@@ -104,6 +104,10 @@ pub struct Triangle {
     /// 1 / clip w of each vertex, for perspective-correct interpolation.
     pub inv_w: [f32; 3],
     pub front_facing: bool,
+    /// Every attribute word is the same finite number at the three vertices, so every
+    /// interpolated input is constant over the triangle and needs no weights
+    /// (`interpolate::constant_word`). Set when the triangle's attributes are stored.
+    pub constant_attrs: bool,
     /// Screen-space plane equations of the barycentric weights of vertices 1 and 2 and of
     /// depth, relative to vertex 0 (T7: "interpolating Z boils down to two multiply-adds").
     pub planes: Planes,
@@ -304,6 +308,7 @@ impl SetupState {
             z,
             inv_w: order.map(|k| inv_w[k as usize]),
             front_facing,
+            constant_attrs: false,
             vertex_order: order,
             attrs,
         })
