@@ -71,12 +71,34 @@ pub fn pipeline(
 }
 
 pub fn clear_pass<'a>(view: &'a TextureView) -> [Option<RenderPassColorAttachment<'a>>; 1] {
+    clear_pass_to(view, Color::BLACK)
+}
+
+/// One colour attachment cleared to `color` and stored.
+pub fn clear_pass_to<'a>(
+    view: &'a TextureView,
+    color: Color,
+) -> [Option<RenderPassColorAttachment<'a>>; 1] {
     [Some(RenderPassColorAttachment {
         view,
         resolve_target: None,
         ops: Operations {
-            load: LoadOp::Clear(Color::BLACK),
+            load: LoadOp::Clear(color),
             store: StoreOp::Store,
         },
     })]
+}
+
+/// Vertices of a clip-space position (`vec4`, location 0) and a colour (`vec4`, location 1).
+pub fn position_color_layout() -> VertexBufferLayout {
+    let attribute = |location: u32| VertexAttribute {
+        format: VertexFormat::Float32x4,
+        offset: 16 * location as u64,
+        shader_location: location,
+    };
+    VertexBufferLayout {
+        array_stride: 32,
+        step_mode: VertexStepMode::Vertex,
+        attributes: vec![attribute(0), attribute(1)],
+    }
 }

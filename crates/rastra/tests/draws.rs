@@ -1219,22 +1219,7 @@ fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32
 "#;
     let (device, queue) = device();
     let module = module(&device, ROWS).unwrap();
-    let layout = VertexBufferLayout {
-        array_stride: 32,
-        step_mode: VertexStepMode::Vertex,
-        attributes: vec![
-            VertexAttribute {
-                format: VertexFormat::Float32x4,
-                offset: 0,
-                shader_location: 0,
-            },
-            VertexAttribute {
-                format: VertexFormat::Float32x4,
-                offset: 16,
-                shader_location: 1,
-            },
-        ],
-    };
+    let layout = position_color_layout();
     let pipeline = |depth: Option<DepthStencilState>| {
         device
             .create_render_pipeline(&RenderPipelineDescriptor {

@@ -36,22 +36,7 @@ const SIZE: u32 = 48;
 fn render(vertices: [([f32; 4], [f32; 4]); 3]) -> Vec<Option<[f32; 4]>> {
     let (device, queue) = device();
     let module = module(&device, SHADER).unwrap();
-    let layout = VertexBufferLayout {
-        array_stride: 32,
-        step_mode: VertexStepMode::Vertex,
-        attributes: vec![
-            VertexAttribute {
-                format: VertexFormat::Float32x4,
-                offset: 0,
-                shader_location: 0,
-            },
-            VertexAttribute {
-                format: VertexFormat::Float32x4,
-                offset: 16,
-                shader_location: 1,
-            },
-        ],
-    };
+    let layout = position_color_layout();
     let format = TextureFormat::Rgba32Float;
     let pipeline = pipeline(&device, &module, &[layout], format).unwrap();
     let floats: Vec<f32> = vertices
@@ -66,21 +51,15 @@ fn render(vertices: [([f32; 4], [f32; 4]); 3]) -> Vec<Option<[f32; 4]>> {
     let view = texture.create_view();
     let mut encoder = device.create_command_encoder();
     {
+        let clear = Color {
+            r: -1.0,
+            g: -1.0,
+            b: -1.0,
+            a: -1.0,
+        };
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             label: None,
-            color_attachments: &[Some(RenderPassColorAttachment {
-                view: &view,
-                resolve_target: None,
-                ops: Operations {
-                    load: LoadOp::Clear(Color {
-                        r: -1.0,
-                        g: -1.0,
-                        b: -1.0,
-                        a: -1.0,
-                    }),
-                    store: StoreOp::Store,
-                },
-            })],
+            color_attachments: &clear_pass_to(&view, clear),
             depth_stencil_attachment: None,
             occlusion_query_set: None,
         });
