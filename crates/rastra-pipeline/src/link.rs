@@ -85,7 +85,7 @@ pub struct RenderPipeline {
     /// Fragment input registers for `@builtin(position)` and `@builtin(front_facing)`.
     pub frag_position_reg: Option<u32>,
     /// Which of the position's components (x, y, z, 1/w) the fragment shader reads: the
-    /// others are not computed.
+    /// others are not computed (all false without a position input).
     pub frag_position_read: [bool; 4],
     pub front_facing_reg: Option<u32>,
     pub sample_mask_in_reg: Option<u32>,

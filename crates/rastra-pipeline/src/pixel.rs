@@ -379,10 +379,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
     // Weights only when some quad's triangle has an attribute that is not constant (a
     // constant one is its value everywhere, `interpolate::constant_word`) or the shader
     // reads 1 / w; shading points only for the weights or the depth.
-    let [_, _, z_read, w_read] = match p.frag_position_reg {
-        Some(_) => p.frag_position_read,
-        None => [false; 4],
-    };
+    let [_, _, z_read, w_read] = p.frag_position_read;
     let weighted = w_read
         || pipe.pending[..groups]
             .iter()
@@ -681,10 +678,7 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     let (v1, v2) = rest.split_at(words);
     // As in `flush_for_cpu`: weights only for an input that varies over the triangle or
     // for 1 / w, shading points only for them or the depth.
-    let [_, _, z_read, w_read] = match p.frag_position_reg {
-        Some(_) => p.frag_position_read,
-        None => [false; 4],
-    };
+    let [_, _, z_read, w_read] = p.frag_position_read;
     let weighted = w_read || !tri.constant_attrs;
     if weighted || z_read {
         center.begin(Some(tri));
