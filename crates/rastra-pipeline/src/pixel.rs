@@ -463,12 +463,21 @@ fn flush_for_cpu<'a, 'fb, 's>(
         let (v0, rest) = pend.attrs.split_at(words);
         let (v1, v2) = rest.split_at(words);
         if pend.tri.constant_attrs {
-            // Every input is its vertices' value (`interpolate::constant_word`).
-            let group = if shared { 0..lanes } else { q * 4..q * 4 + 4 };
+            // Every input is its vertices' value (`interpolate::constant_word`): one
+            // fixed-size store per register and quad (the whole register when every quad
+            // shares the triangle; lanes past `lanes` are not shaded).
             for v in &p.varyings {
                 let regs = warp.regs_mut(v.fs_reg, v.components);
                 for (c, reg) in regs.iter_mut().enumerate() {
-                    reg[group.clone()].fill(v0[v.word as usize + c]);
+                    let value = v0[v.word as usize + c];
+                    if shared {
+                        *reg = [value; WARP_LANES];
+                    } else {
+                        let quad: &mut [u32; 4] = (&mut reg[q * 4..q * 4 + 4])
+                            .try_into()
+                            .expect("a quad is four lanes");
+                        *quad = [value; 4];
+                    }
                 }
             }
             continue;
