@@ -272,11 +272,7 @@ fn push_for_cpu<'a, 'fb, 's>(
     // never read), tested as values.
     let single = (mode != DepthMode::Off && pipe.pattern.count == 1)
         .then(|| depth_at_quad(t, quad.x, quad.y, pipe.pattern.offsets[0]));
-    if let Some(zq) = single {
-        for i in 0..4 {
-            z[i][0] = zq[i];
-        }
-    } else if mode != DepthMode::Off {
+    if single.is_none() && mode != DepthMode::Off {
         for i in 0..4 {
             let cov = quad.coverage[i];
             if cov == 0 {
@@ -329,6 +325,12 @@ fn push_for_cpu<'a, 'fb, 's>(
         return Ok(());
     }
     if matches!(mode, DepthMode::Late | DepthMode::EarlyTestLateWrite) {
+        // (With one sample per pixel the depths are the quad's four, sample 0 of each.)
+        if let Some(zq) = single {
+            for i in 0..4 {
+                z[i][0] = zq[i];
+            }
+        }
         pipe.pending_z[pipe.pending.len()] = z;
     }
     pipe.pending.push(Pending {
