@@ -530,7 +530,7 @@ fn texel_cache_fills_about_one_texel_per_bilinear_request() {
 }
 
 /// The cache geometry is the device's to choose and changes only the statistics: a 4-line
-/// L1 thrashes where the default 64-line one does not; a 1-line-per-set L2 misses more.
+/// L1 thrashes where the default 256-line one does not; a 1-line-per-set L2 misses more.
 #[test]
 fn texel_cache_geometry_changes_statistics_not_images() {
     let (image, stats) = screen_aligned_bilinear(TexelCacheConfig::default());
