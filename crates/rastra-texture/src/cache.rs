@@ -479,7 +479,9 @@ pub(crate) struct TexelCache {
     /// Way hints: per slot (a hash of a line's tag), the way a search last found or
     /// filled a line of that slot in — checked before searching.
     hints: Box<[u32; HINT_SLOTS]>,
-    /// Decoded texels, `line_texels` per way.
+    /// Decoded texels, `line_texels` per way — allocated by the first fill (every
+    /// access before it misses: the tags start empty), so a unit that never samples, as
+    /// most pipelines' are, costs no texel storage.
     data: Vec<[u32; 4]>,
     clock: u64,
     /// L2 line size in bytes (the granularity fills read memory at).
@@ -514,7 +516,7 @@ impl TexelCache {
             sources: Vec::new(),
             last_source: 0,
             hints: Box::new([0; HINT_SLOTS]),
-            data: vec![[0; 4]; sets * ways * line_texels],
+            data: Vec::new(),
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
             fill_lines: Vec::new(),
@@ -635,8 +637,10 @@ impl TexelCache {
     #[inline(always)]
     fn texel(&self, way: usize, offset: usize) -> [u32; 4] {
         debug_assert!(way < self.tags.len() && offset < self.line_texels);
-        // SAFETY: `data` holds `line_texels` texels for each of the `tags.len()` ways (both
-        // sized once, in `new`); every way an access returns indexes `tags`, and a
+        debug_assert_eq!(self.data.len(), self.tags.len() * self.line_texels);
+        // SAFETY: `data` holds `line_texels` texels for each of the `tags.len()` ways: it is
+        // sized so by the first fill, and a way an access returns holds a line — a hit's
+        // was filled before, a miss's just now; every such way indexes `tags`, and a
         // position inside a line (column < line width, row offset < line height · width)
         // is below `line_texels`.
         unsafe { *self.data.get_unchecked(way * self.line_texels + offset) }
@@ -769,6 +773,9 @@ impl TexelCache {
     #[inline(never)]
     #[cold]
     fn fill(&mut self, src: &Source, key: &LineKey, (lw, lh): (u32, u32), way: usize) {
+        if self.data.is_empty() {
+            self.data = vec![[0; 4]; self.tags.len() * self.line_texels];
+        }
         let tex = src.texture;
         let format = src.format;
         let (bw, bh) = format.block_dims();
