@@ -169,6 +169,15 @@ pub(crate) fn prefetch_bytes(start: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        if len == 256 && (start as usize).is_multiple_of(256) {
+            // The commonest range: an 8×8 block of 4-byte pixels (one Morton tile), four
+            // whole lines — asked for without the loop.
+            for k in 0..4 {
+                // SAFETY: a prefetch never faults and changes no memory.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(64 * k).cast()) };
+            }
+            return;
+        }
         let first = start as usize & !63;
         let mut line = first;
         while line < start as usize + len {
