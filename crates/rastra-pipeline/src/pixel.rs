@@ -458,10 +458,30 @@ fn flush_for_cpu<'a, 'fb, 's>(
             }
         }
     }
-    // A quad's four lanes share a triangle: its three vertex values of each attribute
-    // word are fetched once per quad (once per warp when every quad shares it) and
-    // weighted per lane.
-    for (q, pend) in pipe.pending.iter().enumerate().take(groups) {
+    // Every quad's triangle constant (`interpolate::constant_word`): each input is its
+    // vertices' value — register by register, one 4-lane store per quad (the whole register
+    // when the warp shares the triangle; lanes past `lanes` are not shaded).
+    let all_constant = !weighted || pipe.pending[..groups].iter().all(|p| p.tri.constant_attrs);
+    if all_constant {
+        for v in &p.varyings {
+            let regs = warp.regs_mut(v.fs_reg, v.components);
+            for (c, reg) in regs.iter_mut().enumerate() {
+                let word = v.word as usize + c;
+                if shared {
+                    *reg = [pipe.pending[0].attrs[word]; WARP_LANES];
+                    continue;
+                }
+                for (quad, pend) in reg.chunks_exact_mut(4).zip(&pipe.pending) {
+                    quad.fill(pend.attrs[word]);
+                }
+            }
+        }
+    }
+    // Otherwise a quad's four lanes share a triangle: its three vertex values of each
+    // attribute word are fetched once per quad (once per warp when every quad shares it)
+    // and weighted per lane.
+    let interpolated = if all_constant { 0 } else { groups };
+    for (q, pend) in pipe.pending.iter().enumerate().take(interpolated) {
         let (v0, rest) = pend.attrs.split_at(words);
         let (v1, v2) = rest.split_at(words);
         if pend.tri.constant_attrs {
