@@ -458,9 +458,12 @@ fn flush_for_cpu<'a, 'fb, 's>(
             }
         }
     }
-    // Every quad's triangle constant (`interpolate::constant_word`): each input is its
-    // vertices' value — register by register, one 4-lane store per quad (the whole register
-    // when the warp shares the triangle; lanes past `lanes` are not shaded).
+    // The inputs, register by register. A quad's four lanes share a triangle: a constant
+    // triangle's inputs are its vertices' value (`interpolate::constant_word`), one 4-lane
+    // store per quad; another's three vertex values of the word are weighted per lane.
+    // When every quad shares the triangle, the whole register at once (lanes past `lanes`
+    // are not shaded). A warp of constant triangles only (small ones, flat-coloured) takes
+    // a loop without the per-quad choice.
     let all_constant = !weighted || pipe.pending[..groups].iter().all(|p| p.tri.constant_attrs);
     if all_constant {
         for v in &p.varyings {
@@ -476,47 +479,33 @@ fn flush_for_cpu<'a, 'fb, 's>(
                 }
             }
         }
-    }
-    // Otherwise a quad's four lanes share a triangle: its three vertex values of each
-    // attribute word are fetched once per quad (once per warp when every quad shares it)
-    // and weighted per lane.
-    let interpolated = if all_constant { 0 } else { groups };
-    for (q, pend) in pipe.pending.iter().enumerate().take(interpolated) {
-        let (v0, rest) = pend.attrs.split_at(words);
-        let (v1, v2) = rest.split_at(words);
-        if pend.tri.constant_attrs {
-            // Every input is its vertices' value (`interpolate::constant_word`): one
-            // fixed-size store per register and quad (the whole register when every quad
-            // shares the triangle; lanes past `lanes` are not shaded).
-            for v in &p.varyings {
-                let regs = warp.regs_mut(v.fs_reg, v.components);
-                for (c, reg) in regs.iter_mut().enumerate() {
-                    let value = v0[v.word as usize + c];
-                    if shared {
-                        *reg = [value; WARP_LANES];
-                    } else {
-                        let quad: &mut [u32; 4] = (&mut reg[q * 4..q * 4 + 4])
-                            .try_into()
-                            .expect("a quad is four lanes");
-                        *quad = [value; 4];
-                    }
-                }
-            }
-            continue;
-        }
+    } else {
         for v in &p.varyings {
             let weights = match &centroid_weights {
                 Some(w) if v.sampling == Sampling::Centroid => w,
                 _ => center_weights,
             };
-            let base = v.word as usize;
             let regs = warp.regs_mut(v.fs_reg, v.components);
             for (c, reg) in regs.iter_mut().enumerate() {
-                let values = [v0[base + c], v1[base + c], v2[base + c]];
+                let word = v.word as usize + c;
                 if shared {
+                    // (Its one triangle is not constant: the warp would be all constant.)
+                    let a = pipe.pending[0].attrs;
+                    let values = [a[word], a[words + word], a[2 * words + word]];
                     interpolate_lanes(v.interpolation, weights, lanes, values, reg);
-                } else {
-                    interpolate_quad(v.interpolation, weights, q, values, reg);
+                    continue;
+                }
+                for (q, pend) in pipe.pending.iter().enumerate() {
+                    let a = pend.attrs;
+                    if pend.tri.constant_attrs {
+                        let quad: &mut [u32; 4] = (&mut reg[q * 4..q * 4 + 4])
+                            .try_into()
+                            .expect("a quad is four lanes");
+                        *quad = [a[word]; 4];
+                    } else {
+                        let values = [a[word], a[words + word], a[2 * words + word]];
+                        interpolate_quad(v.interpolation, weights, q, values, reg);
+                    }
                 }
             }
         }
