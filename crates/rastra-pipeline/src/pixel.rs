@@ -382,10 +382,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
     // constant one is its value everywhere, `interpolate::constant_word`) or the shader
     // reads 1 / w; shading points only for the weights or the depth.
     let [_, _, z_read, w_read] = p.frag_position_read;
-    let weighted = w_read
-        || pipe.pending[..groups]
-            .iter()
-            .any(|pend| !pend.tri.constant_attrs);
+    let all_constant = pipe.pending[..groups]
+        .iter()
+        .all(|pend| pend.tri.constant_attrs);
+    let weighted = w_read || !all_constant;
     for (q, pend) in pipe.pending.iter().enumerate() {
         helpers |= (uncovered_pixels(pend.quad.coverage) as Mask) << (q * 4);
     }
@@ -464,7 +464,6 @@ fn flush_for_cpu<'a, 'fb, 's>(
     // When every quad shares the triangle, the whole register at once (lanes past `lanes`
     // are not shaded). A warp of constant triangles only (small ones, flat-coloured) takes
     // a loop without the per-quad choice.
-    let all_constant = !weighted || pipe.pending[..groups].iter().all(|p| p.tri.constant_attrs);
     if all_constant {
         for v in &p.varyings {
             let regs = warp.regs_mut(v.fs_reg, v.components);
