@@ -18,8 +18,9 @@
 //! at a time, and values no other part of the program reads stay out of the register file
 //! (`liveness`). Every other instruction (texture accesses, atomics, the transcendental
 //! functions, …) calls back into the interpreter's own code for that one instruction, built
-//! for AVX2 and FMA when the CPU has them (`warp::exec_one_wide`), so both paths share one
-//! definition of each and give the same bits. (That includes sin and cos: the
+//! for AVX2 and FMA when the CPU has them (`warp::exec_one_wide`; unary operations straight
+//! to their lane loop, `unary_callback`, sine and cosine to functions of their own), so both
+//! paths share one definition of each and give the same bits. (That includes sin and cos: the
 //! interpreter's eight-lane version of `trig` over a whole warp beat the same operations
 //! emitted here four lanes at a time — blended_layers 7.5% fewer instructions, one thread
 //! 414–421 → 385–406 ms in four of five alternating rounds.)
@@ -58,7 +59,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 use rastra_texture::TextureUnit;
 
-use crate::ir::{BinOp, Inst, Reg};
+use crate::ir::{BinOp, Inst, Reg, UnOp};
 use crate::simt::{Class, Code, Op};
 use crate::{ExecError, ExecInfo, Mask, Resources, WARP_LANES};
 
@@ -447,6 +448,25 @@ extern "C" fn exec_callback(cx: *mut Cx, index: u32, mask: Mask, effects: Mask) 
             &*cx.resources,
             &mut *cx.unit,
         );
+    }
+}
+
+/// Executes instruction `index` of the program, a unary ALU instruction, with the
+/// interpreter's lane loop for its operation — [`exec_callback`] for the transcendentals
+/// without the dispatch over every kind of instruction (blended_layers' `sin`).
+extern "C" fn unary_callback(cx: *const Cx, index: u32) {
+    // SAFETY: as for `exec_callback`.
+    unsafe {
+        let cx = &*cx;
+        let regs = std::slice::from_raw_parts_mut(cx.regs, cx.num_regs);
+        if let Inst::Unary { op, dst, a } = *cx.insts.add(index as usize) {
+            let (a, dst) = (a.0 as usize, dst.0 as usize);
+            match op {
+                UnOp::FSin => crate::warp::sin_wide(regs, a, dst),
+                UnOp::FCos => crate::warp::cos_wide(regs, a, dst),
+                _ => crate::warp::unary_wide(op, regs, a, dst),
+            }
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rastra_texture::TextureUnit;
 
-use crate::ir::{AtomicOp, DerivAxis, Inst, Mem, Scan, ShuffleMode};
+use crate::ir::{AtomicOp, DerivAxis, Inst, Mem, Scan, ShuffleMode, UnOp};
 use crate::simt::{Class, Frame, Op, cond_mask};
 use crate::{ExecError, ExecInfo, FULL_MASK, Mask, Program, Resources, WARP_LANES};
 
@@ -547,6 +547,35 @@ pub(crate) fn exec_one(
         Inst::Image(ref i) => crate::image::execute(regs, i, mask, effects, resources),
         _ => exec_inst(regs, inst, mask, effects, &MemCx { resources, shared }),
     }
+}
+
+rastra_texture::multiversion! {
+/// Unary operation `op` over every lane of register `a` into register `dst` (which may be
+/// the same register), compiled for the baseline and for AVX2+FMA (picked at run time, as
+/// the interpreter is): what compiled code calls for the unary instructions it does not
+/// emit itself (transcendentals) — `exec_one`'s lane loop without its dispatch over every
+/// kind of instruction, so the same bits.
+pub(crate) fn unary_wide(op: UnOp, regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
+    let x = regs[a];
+    op.eval_lanes(&x, &mut regs[dst])
+}
+}
+
+rastra_texture::multiversion! {
+/// [`unary_wide`] for sine, the commonest of them in pixel shaders, in a function of its
+/// own: without the other operations' library calls around it, it needs no saved registers.
+pub(crate) fn sin_wide(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
+    let x = regs[a];
+    crate::trig::sin_lanes(&x, &mut regs[dst])
+}
+}
+
+rastra_texture::multiversion! {
+/// [`sin_wide`] for cosine.
+pub(crate) fn cos_wide(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
+    let x = regs[a];
+    crate::trig::cos_lanes(&x, &mut regs[dst])
+}
 }
 
 rastra_texture::multiversion! {

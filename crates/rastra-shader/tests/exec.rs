@@ -724,10 +724,10 @@ fn programs_are_compiled_on_this_host() {
     assert!(!p.interpreted().is_compiled());
 }
 
-/// `sin` and `cos` over their reduction's range in warps with every lane in range (compiled
-/// code evaluates them itself then) and warps with one lane outside (then the interpreter's
-/// code runs the instruction): `run` checks compiled code, interpreter and reference agree
-/// bit for bit.
+/// `sin` and `cos` over their reduction's range in warps with every lane in range (the
+/// polynomial alone) and warps with one lane outside (the C library for that lane): `run`
+/// checks compiled code (which calls the interpreter's lane loop for them), interpreter and
+/// reference agree bit for bit.
 #[test]
 fn sin_cos_in_and_out_of_range() {
     let p = compile(

@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{
 
 use super::{
     CHUNKS, Gen, REG_BYTES, alu_dst, arith, exec_callback, float_cc, int_cc, is_float_arith,
-    is_int_arith, liveness, reg_flags,
+    is_int_arith, liveness, reg_flags, unary_callback,
 };
 use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
 
@@ -98,6 +98,20 @@ impl Gen<'_, '_> {
     }
 
     fn call_interpreter(&mut self, index: usize, mask: Value, effects: Value) {
+        if matches!(self.code.insts[index], Inst::Unary { .. }) {
+            // Its result does not depend on the masks (written in every lane).
+            let mut sig = Signature::new(self.b.func.signature.call_conv);
+            sig.params.push(AbiParam::new(self.ptr));
+            sig.params.push(AbiParam::new(types::I32));
+            let sig = self.b.import_signature(sig);
+            let f = self
+                .b
+                .ins()
+                .iconst(self.ptr, unary_callback as *const () as usize as i64);
+            let i = self.b.ins().iconst(types::I32, index as i64);
+            self.b.ins().call_indirect(sig, f, &[self.cx, i]);
+            return;
+        }
         let mut sig = Signature::new(self.b.func.signature.call_conv);
         sig.params.push(AbiParam::new(self.ptr));
         sig.params.extend([AbiParam::new(types::I32); 3]);
