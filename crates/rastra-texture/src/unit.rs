@@ -606,6 +606,22 @@ impl TextureUnit {
             // results met in memory, stored value by value and read back as a vector.
             if let Some(c0) = bilinear {
                 let l = self.level_2d(src, view, sampler, level, ctx.slice);
+                if let Some(f) = probe_footprints(&l, quad.offset, c0, lod.axis, n) {
+                    for k in 0..n as usize {
+                        let vals = self.cache.fetch_2x2(
+                            &l.surface,
+                            [f.x[k], f.x[k] + 1],
+                            [f.y[k], f.y[k] + 1],
+                        );
+                        let (wx, wy) = ([1.0 - f.fx[k], f.fx[k]], [1.0 - f.fy[k], f.fy[k]]);
+                        let weights = [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]];
+                        let v = weighted_sum(weights, &vals);
+                        for c in 0..4 {
+                            acc[c] += w * v[c];
+                        }
+                    }
+                    continue;
+                }
                 for k in 0..n {
                     let c = if n == 1 {
                         c0
@@ -1126,6 +1142,85 @@ fn sample_for_cpu(
     }
     Ok(out)
 }
+}
+
+/// Where a lane's anisotropic probes fall on a 2D level, found for all of them at once (see
+/// [`probe_footprints`]): probe k's bilinear footprint has the top-left texel (x[k], y[k])
+/// and the fractions (fx[k], fy[k]).
+struct ProbeFootprints {
+    x: [u32; TABLED_PROBES],
+    y: [u32; TABLED_PROBES],
+    fx: [f32; TABLED_PROBES],
+    fy: [f32; TABLED_PROBES],
+}
+
+/// The footprints [`TextureUnit::bilinear_2d`] takes for the `n` probes at
+/// `offset_flat(c0, axis, probe_offset(k, n))` on level `l`, when every one is
+/// [`linear_axis`]'s common case on both axes — the coordinate below 2²³ and both texels
+/// inside the level, so no addressing mode applies — else `None` (the probes then go one by
+/// one). The same operations as per probe, on fixed-length arrays of every tabled probe slot
+/// (the compiler vectorises them; slots past `n` are computed and ignored). Only for
+/// 2 ≤ `n` ≤ [`TABLED_PROBES`] (a single probe sits at the position itself, and its
+/// footprint alone is cheaper found on its own).
+#[inline(always)]
+fn probe_footprints(
+    l: &Level2d,
+    offset: [i32; 3],
+    c0: [f32; 3],
+    axis: [f32; 3],
+    n: u32,
+) -> Option<ProbeFootprints> {
+    let row = PROBE_OFFSETS.get(n as usize).filter(|_| n >= 2)?;
+    let x = probe_axis(row, n, c0[0], axis[0], l.size[0], offset[0])?;
+    let y = probe_axis(row, n, c0[1], axis[1], l.size[1], offset[1])?;
+    Some(ProbeFootprints {
+        x: x.0,
+        y: y.0,
+        fx: x.1,
+        fy: y.1,
+    })
+}
+
+/// One axis of [`probe_footprints`]: per probe slot, [`linear_axis`]'s first texel and
+/// fraction for the coordinate `(c0 + row[k] · axis) · size`, or `None` when a probe below
+/// `n` is not its common case.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn probe_axis(
+    row: &[f32; TABLED_PROBES],
+    n: u32,
+    c0: f32,
+    axis: f32,
+    size: u32,
+    offset: i32,
+) -> Option<([u32; TABLED_PROBES], [f32; TABLED_PROBES])> {
+    // In 32-bit lanes: |floor| ≤ 2²³ and (below) |offset| ≤ 2²⁴ cannot overflow, and a level
+    // has fewer than 2³¹ texels a side.
+    if offset.unsigned_abs() > 1 << 24 || size > i32::MAX as u32 {
+        return None;
+    }
+    let last = size as i32 - 1;
+    let (mut first, mut frac) = ([0u32; TABLED_PROBES], [0.0f32; TABLED_PROBES]);
+    let mut outside = false;
+    for k in 0..TABLED_PROBES {
+        let u = (c0 + row[k] * axis) * size as f32 - 0.5;
+        let fast = u.abs() < 8_388_608.0;
+        // (Zero where the common case does not hold: the conversion below needs a value in
+        // range, and such a probe is not used.)
+        let u = if fast { u } else { 0.0 };
+        // As `linear_axis`: the floor from the truncation, the fraction from the floor.
+        // SAFETY: |u| < 2²³: its truncation fits i32.
+        let t = unsafe { u.to_int_unchecked::<i32>() };
+        let tf = t as f32;
+        let down = (tf > u) as i32;
+        let fl = (tf - down as f32).copysign(u);
+        let i0 = t - down + offset;
+        let inside = fast & (i0 >= 0) & (i0 < last);
+        outside |= !inside & ((k as u32) < n);
+        first[k] = i0 as u32;
+        frac[k] = u - fl;
+    }
+    (!outside).then_some((first, frac))
 }
 
 /// `Σ weights[k] · texels[k]` channel by channel, taps in order, a tap of weight zero

@@ -234,3 +234,76 @@ fn bilinear_2d_equals_the_general_footprint() {
     }
     assert_eq!(fast.stats(), general.stats());
 }
+
+/// The probes' footprints found all at once equal [`linear_axis`] per probe at the probe's
+/// coordinate (`offset_flat`'s), bit for bit, and are refused exactly when some probe's
+/// footprint leaves the level (with clamp-to-border, a border tap) or its coordinate is
+/// past the short path (2²³, infinities, NaN): probe counts 2…16, axes short and long, coordinates inside, across
+/// and far outside the level, odd sizes, texel offsets up to the 32-bit limit and past it.
+#[test]
+fn probe_footprints_equal_the_probes_one_by_one() {
+    let mut s = 0x6a09_e667u32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    let (mut taken, mut refused) = (0, 0);
+    for i in 0..100_000u32 {
+        let r = next();
+        let n = 2 + r % 15;
+        let size = [1, 2, 3, 7, 64, 1000, 1 << 20][(r >> 4) as usize % 7];
+        let unit = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
+        let c0 = match i % 4 {
+            0 => unit(next()),
+            1 => unit(next()) * 3.0 - 1.0,
+            2 => f32::from_bits(next()),
+            _ => 0.5 + (next() % 64) as f32 / size as f32,
+        };
+        let axis = match (i / 4) % 4 {
+            0 => unit(next()) * 0.01 - 0.005,
+            1 => unit(next()) * 2.0 - 1.0,
+            2 => f32::from_bits(next()),
+            _ => 0.0,
+        };
+        let offset = match (r >> 8) % 16 {
+            0 => [1 << 24, -(1 << 24), (1 << 24) + 1, i32::MIN][(r >> 12) as usize % 4],
+            v => v as i32 % 9 - 4,
+        };
+        let row = &PROBE_OFFSETS[n as usize];
+        let got = probe_axis(row, n, c0, axis, size, offset);
+        let mut every_inside = true;
+        for k in 0..n as usize {
+            let c = offset_flat([c0, 0.0, 0.0], [axis, 0.0, 0.0], probe_offset(k as u32, n))[0];
+            let [(x0, w0), (x1, w1)] =
+                linear_axis(c * size as f32, size, offset, AddressMode::ClampToBorder);
+            // (`linear_axis`'s general path also reads two texels inside for a NaN or an
+            // infinite coordinate — texels 0 and 1 — which the short path leaves to it.)
+            let short = (c * size as f32 - 0.5).abs() < 8_388_608.0;
+            let inside = short && x0.is_some() && x1.is_some();
+            every_inside &= inside;
+            if let (Some((first, frac)), true) = (&got, inside) {
+                assert_eq!(
+                    (x0, x1),
+                    (Some(first[k]), Some(first[k] + 1)),
+                    "case {i} probe {k}"
+                );
+                assert_eq!(
+                    w0.to_bits(),
+                    (1.0 - frac[k]).to_bits(),
+                    "case {i} probe {k}"
+                );
+                assert_eq!(w1.to_bits(), frac[k].to_bits(), "case {i} probe {k}");
+            }
+        }
+        let short_offset = offset.unsigned_abs() <= 1 << 24;
+        assert_eq!(got.is_some(), every_inside && short_offset, "case {i}");
+        if got.is_some() {
+            taken += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    assert!(taken > 10_000 && refused > 10_000, "{taken} {refused}");
+}
