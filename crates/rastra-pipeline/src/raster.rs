@@ -378,6 +378,26 @@ fn block_coverage(
     let rows_mask = row_span_mask(rows.start, rows.end);
     for (s, mask) in masks.iter_mut().enumerate().take(pattern.count as usize) {
         let [ox, oy] = pattern.offsets[s];
+        #[cfg(target_arch = "x86_64")]
+        if rastra_texture::cpu::wide() {
+            // Every edge in 32-bit lanes (see below): the three at once, eight columns a
+            // row per AVX2 instruction.
+            let short = tri.edges.each_ref().map(|e| {
+                let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
+                let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
+                let reach = corner.abs() + 7 * step_x.abs() + 7 * step_y.abs();
+                (reach <= i32::MAX as Fixed).then_some([
+                    corner as i32,
+                    step_x as i32,
+                    step_y as i32,
+                ])
+            });
+            if let [Some(e0), Some(e1), Some(e2)] = short {
+                // SAFETY: `wide()` is true only when the CPU has AVX2.
+                *mask = unsafe { block_signs3_avx2([e0, e1, e2]) } & rows_mask;
+                continue;
+            }
+        }
         let mut inside = u64::MAX;
         for e in &tri.edges {
             let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
@@ -408,6 +428,50 @@ fn block_coverage(
         *mask = inside;
     }
     masks
+}
+
+/// [`block_signs`] of three edges ANDed — bit `row · 8 + column` set when every edge
+/// `[corner, step_x, step_y]` is ≥ 0 there — with AVX2: a row's eight columns per vector,
+/// the three edges' values ORed (the OR of two's complement values is negative exactly
+/// when one of them is), four rows narrowed with saturation (which keeps signs) to 32 bytes
+/// whose sign bits are one `movemask`. Every value must fit i32 (the caller checks).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_signs3_avx2(edges: [[i32; 3]; 3]) -> u64 {
+    use std::arch::x86_64::*;
+    let columns = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    // Each edge's row 0, and its step down a row.
+    let mut rows = edges.map(|[corner, step_x, _]| {
+        _mm256_add_epi32(
+            _mm256_set1_epi32(corner),
+            _mm256_mullo_epi32(_mm256_set1_epi32(step_x), columns),
+        )
+    });
+    let down = edges.map(|[_, _, step_y]| _mm256_set1_epi32(step_y));
+    // After the two packs a 128-bit half holds four rows' columns 0–3 (low half) or 4–7
+    // (high half), one 32-bit group per row: this puts each row's groups together in order.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let mut negative = 0u64;
+    for quarter in 0..2 {
+        let row: [__m256i; 4] = std::array::from_fn(|_| {
+            let any = _mm256_or_si256(_mm256_or_si256(rows[0], rows[1]), rows[2]);
+            // (The additions past row 7 may wrap; their results are never used.)
+            for (r, d) in rows.iter_mut().zip(&down) {
+                *r = _mm256_add_epi32(*r, *d);
+            }
+            any
+        });
+        let bytes = _mm256_packs_epi16(
+            _mm256_packs_epi32(row[0], row[1]),
+            _mm256_packs_epi32(row[2], row[3]),
+        );
+        let bytes = _mm256_permutevar8x32_epi32(bytes, order);
+        negative |= (_mm256_movemask_epi8(bytes) as u32 as u64) << (32 * quarter);
+    }
+    !negative
 }
 
 /// Rows `start..end` (of 0..8) of a block mask.
@@ -512,6 +576,53 @@ mod tests {
     fn setup_state(w: u32, h: u32) -> SetupState {
         let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
         SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw)
+    }
+
+    /// The three-edge AVX2 block test equals the per-pixel sign test of every edge, for
+    /// values spread over i32 and at its ends (each value of the block fits, as the
+    /// rasterizer ensures before using it).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn three_edge_block_signs_equal_the_pixel_test() {
+        if !rastra_texture::cpu::wide() {
+            return;
+        }
+        let mut s = 0x2545_f491u32;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let mut edge = |k: u32| -> [i32; 3] {
+            // Steps small to huge; the corner chosen so every value of the block fits.
+            let scale = [1u32 << 4, 1 << 12, 1 << 20, 1 << 27][k as usize % 4];
+            let step = |v: u32| ((v % (2 * scale)) as i64 - scale as i64) as i32;
+            let (sx, sy) = (step(next()), step(next()));
+            let reach = 7 * sx.unsigned_abs() as i64 + 7 * sy.unsigned_abs() as i64;
+            let room = i32::MAX as i64 - reach;
+            let corner = match next() % 3 {
+                0 => room,
+                1 => -room,
+                _ => (next() as i64 % (2 * room + 1)) - room,
+            };
+            [corner as i32, sx, sy]
+        };
+        for i in 0..20_000u32 {
+            let edges = [edge(i), edge(i / 4), edge(i / 16)];
+            let mut want = 0u64;
+            for r in 0..8i64 {
+                for c in 0..8i64 {
+                    let inside = edges.iter().all(|&[corner, sx, sy]| {
+                        corner as i64 + c * sx as i64 + r * sy as i64 >= 0
+                    });
+                    want |= (inside as u64) << (r * 8 + c);
+                }
+            }
+            // SAFETY: `wide()` said the CPU has AVX2.
+            let got = unsafe { block_signs3_avx2(edges) };
+            assert_eq!(got, want, "case {i}: {edges:?}");
+        }
     }
 
     /// Along every row of blocks of random triangles' bounding boxes, [`BlockRow`] gives
