@@ -127,6 +127,7 @@ pub fn rasterize(
     }
     let block_y0 = y0 / BLOCK_SIZE * BLOCK_SIZE;
     let block_x0 = x0 / BLOCK_SIZE * BLOCK_SIZE;
+    let steps = FineSteps::new(tri);
     let mut by = block_y0;
     while by <= y1 {
         let mut bx = block_x0;
@@ -156,7 +157,7 @@ pub fn rasterize(
                     let masks = if whole {
                         [u64::MAX; 4]
                     } else {
-                        block_coverage(tri, bx, by, qy0 - by..qy1 + 1 - by, pattern)
+                        block_coverage(tri, &steps, bx, by, qy0 - by..qy1 + 1 - by, pattern)
                     };
                     let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
                     if whole && bounds == u64::MAX && viewport.is_none() {
@@ -366,6 +367,7 @@ fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
 /// Only `rows` (of 0..8) are evaluated; the others stay 0.
 fn block_coverage(
     tri: &Triangle,
+    steps: &FineSteps,
     bx: u32,
     by: u32,
     rows: std::ops::Range<u32>,
@@ -379,13 +381,14 @@ fn block_coverage(
     for (s, mask) in masks.iter_mut().enumerate().take(pattern.count as usize) {
         let [ox, oy] = pattern.offsets[s];
         #[cfg(target_arch = "x86_64")]
-        if rastra_texture::cpu::wide() {
+        if steps.wide {
             // Every edge in 32-bit lanes (see below): the three at once, eight columns a
             // row per AVX2 instruction.
-            let short = tri.edges.each_ref().map(|e| {
-                let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
+            let short = std::array::from_fn::<_, 3, _>(|i| {
+                let e = &tri.edges[i];
+                let [step_x, step_y] = steps.step[i];
                 let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
-                let reach = corner.abs() + 7 * step_x.abs() + 7 * step_y.abs();
+                let reach = corner.abs() + steps.spread[i];
                 (reach <= i32::MAX as Fixed).then_some([
                     corner as i32,
                     step_x as i32,
@@ -399,15 +402,15 @@ fn block_coverage(
             }
         }
         let mut inside = u64::MAX;
-        for e in &tri.edges {
-            let (step_x, step_y) = (e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE);
+        for (i, e) in tri.edges.iter().enumerate() {
+            let [step_x, step_y] = steps.step[i];
             // The edge at the block's first sample (row 0, column 0).
             let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
             // Every value over the block is within `reach` of zero: when that stays inside
             // i32, the whole block is evaluated in 32-bit lanes (the same values, so the
             // same signs) — the usual case, small triangles near their edges; x86's
             // baseline has no 64-bit vector compare.
-            let reach = corner.abs() + 7 * step_x.abs() + 7 * step_y.abs();
+            let reach = corner.abs() + steps.spread[i];
             let edge = if reach <= i32::MAX as Fixed {
                 block_signs(corner as i32, step_x as i32, step_y as i32) & rows_mask
             } else {
@@ -428,6 +431,31 @@ fn block_coverage(
         *mask = inside;
     }
     masks
+}
+
+/// What [`block_coverage`] needs of a triangle besides a block's position, made once per
+/// triangle: per edge its step one pixel across and one down (1/256-pixel units) and the
+/// most its value changes over a block (seven of each), and whether the CPU takes the
+/// three-edge AVX2 test.
+struct FineSteps {
+    step: [[Fixed; 2]; 3],
+    spread: [Fixed; 3],
+    wide: bool,
+}
+
+impl FineSteps {
+    #[inline]
+    fn new(tri: &Triangle) -> FineSteps {
+        let step = tri
+            .edges
+            .each_ref()
+            .map(|e| [e.a * SUBPIXEL_ONE, e.b * SUBPIXEL_ONE]);
+        FineSteps {
+            step,
+            spread: step.map(|[x, y]| 7 * x.abs() + 7 * y.abs()),
+            wide: cfg!(target_arch = "x86_64") && rastra_texture::cpu::wide(),
+        }
+    }
 }
 
 /// [`block_signs`] of three edges ANDed — bit `row · 8 + column` set when every edge
