@@ -763,58 +763,61 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
         counters,
     )?;
     let covered = full as u32 * 0x0101_0101;
-    let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
-        // (Without a discarding lane — the usual case — every quad keeps all its samples.)
-        let cov = match info.discarded {
+    // Each quad's surviving coverage (without a discarding lane — the usual case — every
+    // quad keeps all its samples); positions are only made if the general path needs them.
+    let covs: [[u8; 4]; QUADS_PER_WARP] = std::array::from_fn(|q| {
+        match info.discarded {
             0 => covered,
             d => covered & !discarded_pixels(d, q),
-        };
-        (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32, cov.to_le_bytes())
+        }
+        .to_le_bytes()
     });
     pipe.samples_passed += match info.discarded {
         0 => (QUADS_PER_WARP as u32 * covered.count_ones()) as u64,
-        _ => quads
+        _ => covs
             .iter()
-            .map(|(_, _, c)| u32::from_le_bytes(*c).count_ones() as u64)
+            .map(|c| u32::from_le_bytes(*c).count_ones() as u64)
             .sum::<u64>(),
     };
     write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
-        write_row_target(surface, &quads, regs)
+        write_row_target(surface, x, y, &covs, regs)
     });
     Ok(())
 }
 }
 
 /// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
-/// y + 2 ⌊q / 4⌋), x a multiple of 8 and y of 4 (a block's top or middle rows), one sample
-/// per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes
+/// y + 2 ⌊q / 4⌋) with the coverage `covs[q]`, x a multiple of 8 and y of 4 (a block's top
+/// or middle rows), one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes
 /// (the second quad of each pair is the first one with bit 1 of x set: four pixels on), and
 /// the pairs lie at fixed Morton offsets from the first: on the ROP's eight-lane path each
 /// pair is one range, all four found with one address computation.
 #[inline(always)]
 fn write_row_target(
     surface: &ColorSurface<'_>,
-    quads: &[(u32, u32, [u8; 4]); QUADS_PER_WARP],
+    x: u32,
+    y: u32,
+    covs: &[[u8; 4]; QUADS_PER_WARP],
     regs: &[[u32; WARP_LANES]],
 ) -> (u64, u64) {
+    // Quad `q`'s top-left pixel.
+    let at = |q: usize| (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32);
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
         let mut sum = (0, 0);
         // The rows start at a block's left edge, on an even row of the 8×8 tile, so the
         // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order.
-        let (x, y, _) = quads[0];
         let first = surface.layout.pixel(x, y);
         for k in (0..QUADS_PER_WARP).step_by(2) {
-            let (x, y, covs) = quads[k];
-            let at = first + [0, 16, 8, 24][k / 2] * surface.layout.pixel_bytes;
-            debug_assert_eq!(at, surface.layout.pixel(x, y));
+            let offset = first + [0, 16, 8, 24][k / 2] * surface.layout.pixel_bytes;
+            debug_assert_eq!(offset, surface.layout.pixel(at(k).0, at(k).1));
             debug_assert_eq!(
-                surface.layout.pixel(quads[k + 1].0, y),
-                at + 4 * surface.layout.pixel_bytes
+                surface.layout.pixel(at(k + 1).0, at(k + 1).1),
+                offset + 4 * surface.layout.pixel_bytes
             );
             // SAFETY: the quads belong to the tile this worker owns (SharedSurface
             // invariant).
-            let texels = unsafe { surface.data.texels_mut(at, 32) };
+            let texels = unsafe { surface.data.texels_mut(offset, 32) };
             let (t0, t1) = texels.split_at_mut(16);
             let t0 = <&mut [u8; 16]>::try_from(t0).expect("a quad is 16 bytes");
             let t1 = <&mut [u8; 16]>::try_from(t1).expect("a quad is 16 bytes");
@@ -822,13 +825,17 @@ fn write_row_target(
             let (written, blended) = unsafe {
                 surface
                     .rop
-                    .write_quad_pair_avx2([t0, t1], [covs, quads[k + 1].2], regs, k * 4)
+                    .write_quad_pair_avx2([t0, t1], [covs[k], covs[k + 1]], regs, k * 4)
             };
             sum = (sum.0 + written, sum.1 + blended);
         }
         return sum;
     }
-    write_target(surface, 1, quads, regs)
+    let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
+        let (qx, qy) = at(q);
+        (qx, qy, covs[q])
+    });
+    write_target(surface, 1, &quads, regs)
 }
 
 rastra_texture::multiversion! {
