@@ -788,10 +788,11 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
 
 /// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
 /// y + 2 ⌊q / 4⌋) with the coverage `covs[q]`, x a multiple of 8 and y of 4 (a block's top
-/// or middle rows), one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32 adjacent bytes
-/// (the second quad of each pair is the first one with bit 1 of x set: four pixels on), and
-/// the pairs lie at fixed Morton offsets from the first: on the ROP's eight-lane path each
-/// pair is one range, all four found with one address computation.
+/// or middle rows), one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and
+/// 2k + 1 are 32 adjacent bytes (the second quad of each pair is the first one with bit 1
+/// of x set: four pixels on), and the pairs lie at fixed Morton offsets from the first: on
+/// the ROP's eight-lane path each pair is one range, all four found with one address
+/// computation.
 #[inline(always)]
 fn write_row_target(
     surface: &ColorSurface<'_>,
