@@ -534,7 +534,7 @@ impl TexelCache {
 
     /// The L1's index for `src`: sources get indices in the order they are first seen
     /// after an invalidation, so equal indices mean equal sources.
-    fn source_index(&mut self, src: &Source) -> u32 {
+    pub(crate) fn source_index(&mut self, src: &Source) -> u32 {
         let key = SourceKey {
             tex: src.texture.id(),
             generation: src.texture.generation(),
@@ -572,11 +572,26 @@ impl TexelCache {
     }
 
     /// The [`Surface`] of level `level` (absolute) and storage slice `slice` of `src`.
-    pub fn surface<'a>(&mut self, src: &Source<'a>, level: u32, slice: u32) -> Surface<'a> {
+    #[cfg(test)]
+    fn surface<'a>(&mut self, src: &Source<'a>, level: u32, slice: u32) -> Surface<'a> {
+        let source = self.source_index(src);
+        self.surface_of(src, source, level, slice)
+    }
+
+    /// The [`Surface`] of level `level` (absolute) and storage slice `slice` of `src`, whose
+    /// [`TexelCache::source_index`] is `source` (an index stays a source's until a different
+    /// source is looked up).
+    pub(crate) fn surface_of<'a>(
+        &self,
+        src: &Source<'a>,
+        source: u32,
+        level: u32,
+        slice: u32,
+    ) -> Surface<'a> {
         let (tex, generation) = (src.texture.id(), src.texture.generation());
         Surface {
             src: *src,
-            key: LineKey::new(self.source_index(src), level, slice, 0, 0),
+            key: LineKey::new(source, level, slice, 0, 0),
             hash: surface_hash(tex, generation, level, slice),
             dims: self.line_dims(src.texture),
         }

@@ -32,6 +32,8 @@
 //! texture, compare on a colour texture, sampling a multisampled texture) are errors;
 //! everything about coordinates (NaN, infinities, far out of range) has a defined result.
 
+use std::cell::Cell;
+
 use crate::cache::{
     CacheConfig, L2Port, L2Request, Source, Surface, TexelAddr, TexelCache, TexelCacheStats,
 };
@@ -131,10 +133,14 @@ enum Pos {
 
 /// What one lane needs besides its position.
 #[derive(Clone, Copy, Debug)]
-struct LaneCtx {
+struct LaneCtx<'r> {
     /// First storage slice of the lane's layer (or cube) — unused by 3D views.
     slice: u32,
     depth_ref: Option<f32>,
+    /// The texel cache's index for the request's source, once a lane has looked it up
+    /// (`TexelCache::source_index`): one request reads one source, so its lanes and levels
+    /// share the lookup.
+    source: &'r Cell<Option<u32>>,
 }
 
 /// Per-lane LOD outcome.
@@ -605,7 +611,7 @@ impl TextureUnit {
             // The two kinds of footprint in loops of their own: merged into one loop, their
             // results met in memory, stored value by value and read back as a vector.
             if let Some(c0) = bilinear {
-                let l = self.level_2d(src, view, sampler, level, ctx.slice);
+                let l = self.level_2d(src, view, sampler, level, ctx.slice, ctx.source);
                 if let Some(f) = probe_footprints(&l, quad.offset, c0, lod.axis, n) {
                     for k in 0..n as usize {
                         let vals = self.cache.fetch_2x2(
@@ -844,7 +850,7 @@ impl TextureUnit {
             && ctx.depth_ref.is_none()
             && view_dims(view) == 2
         {
-            let l = self.level_2d(src, view, sampler, level, ctx.slice);
+            let l = self.level_2d(src, view, sampler, level, ctx.slice, ctx.source);
             return self.bilinear_2d(&l, offset, c);
         }
         self.footprint_general(src, view, sampler, offset, level, pos, filter, ctx)
@@ -852,7 +858,7 @@ impl TextureUnit {
 
     /// What a bilinear footprint on 2D level `level` (of the view) and storage slice
     /// `slice` needs besides its coordinates: made once per level a lane samples, not per
-    /// anisotropic probe.
+    /// anisotropic probe. `source` memoises the source's cache index for the request.
     fn level_2d<'t>(
         &mut self,
         src: &Source<'t>,
@@ -860,11 +866,22 @@ impl TextureUnit {
         sampler: &Sampler,
         level: u32,
         slice: u32,
+        source: &Cell<Option<u32>>,
     ) -> Level2d<'t> {
         let size = view.level_size(level);
         let d = sampler.desc();
+        let index = match source.get() {
+            Some(i) => i,
+            None => {
+                let i = self.cache.source_index(src);
+                source.set(Some(i));
+                i
+            }
+        };
         Level2d {
-            surface: self.cache.surface(src, view.base_mip_level + level, slice),
+            surface: self
+                .cache
+                .surface_of(src, index, view.base_mip_level + level, slice),
             size: [size[0], size[1]],
             modes: [d.address_mode_u, d.address_mode_v],
             border: d.border_color.rgba().map(f32::to_bits),
@@ -1130,6 +1147,7 @@ fn sample_for_cpu(
     };
     let (pos, lods) = unit.setup(view, sampler, quad, lod);
     let mut out = [[0.0; 4]; 4];
+    let source = Cell::new(None);
     for lane in 0..4 {
         if quad.lanes >> lane & 1 == 0 {
             continue;
@@ -1137,6 +1155,7 @@ fn sample_for_cpu(
         let ctx = LaneCtx {
             slice: lane_slice(view, quad.array_index[lane]),
             depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
+            source: &source,
         };
         out[lane] = unit.sample_lane(&src, view, sampler, quad, pos[lane], lods[lane], &ctx);
     }

@@ -214,11 +214,13 @@ fn bilinear_2d_equals_the_general_footprint() {
         let o = next();
         let offset = [pick(o), pick(o >> 12), 0];
         let (level, slice) = ((r >> 12) & 1, (r >> 13) & 1);
+        let source = Cell::new(None);
         let ctx = LaneCtx {
             slice,
             depth_ref: None,
+            source: &source,
         };
-        let l = fast.level_2d(&src, &view, &sampler, level, slice);
+        let l = fast.level_2d(&src, &view, &sampler, level, slice, &source);
         let a = fast.bilinear_2d(&l, offset, c);
         let b = general.footprint_general(
             &src,
