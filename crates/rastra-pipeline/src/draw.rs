@@ -510,8 +510,8 @@ fn back_end(
                             |raster, counters| {
                                 if result.is_ok() {
                                     result = match raster {
-                                        Rasterized::Quad(quad) => {
-                                            pixels.push(tri, attrs, quad, &mut local, counters)
+                                        Rasterized::Quads(quads) => {
+                                            pixels.push(tri, attrs, quads, &mut local, counters)
                                         }
                                         Rasterized::Block { x, y } => pixels
                                             .push_block(tri, attrs, x, y, &mut local, counters),

@@ -131,20 +131,19 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         }
     }
 
-    /// Takes one rasterized quad of triangle `tri`, whose vertices' varying words are
-    /// `attrs`. (The quad reaches [`push_for_cpu`] as three words, in registers: a quad
-    /// struct stored field by field and read back whole waits for the stores.)
+    /// Takes rasterized quads of triangle `tri`, whose vertices' varying words are `attrs`,
+    /// in order: a block's quads in one call, so what is the same for all of them (the
+    /// pipeline's modes, the depth unit's surface) is looked up once.
     #[inline(always)]
     pub fn push(
         &mut self,
         tri: &'a Triangle,
         attrs: &'a [u32],
-        quad: Quad,
+        quads: &[Quad],
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        let coverage = u32::from_le_bytes(quad.coverage);
-        push_for_cpu(self, tri, attrs, quad.x, quad.y, coverage, budget, counters)
+        push_for_cpu(self, tri, attrs, quads, budget, counters)
     }
 
     /// Takes the whole 8×8 block at pixel (bx, by) of triangle `tri`, every sample covered:
@@ -188,7 +187,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 return;
             }
             if !direct {
-                result = self.push(tri, attrs, quad, budget, counters);
+                result = self.push(tri, attrs, &[quad], budget, counters);
                 return;
             }
             self.pending.push(Pending {
@@ -229,10 +228,29 @@ fn uncovered_pixels(coverage: [u8; 4]) -> u32 {
 }
 
 rastra_texture::multiversion! {
-/// [`PixelPipe::push`] of the quad at pixel (x, y) with coverage bytes `coverage` (pixel
-/// `i` in byte `i`), compiled for the baseline and for AVX2 (the same bits).
-#[allow(clippy::too_many_arguments)]
+/// [`PixelPipe::push`]: each quad through [`push_quad`], compiled for the baseline and for
+/// AVX2 (the same bits).
 fn push_for_cpu<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    tri: &'a Triangle,
+    attrs: &'a [u32],
+    quads: &'s [Quad],
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    for q in quads {
+        let coverage = u32::from_le_bytes(q.coverage);
+        push_quad(pipe, tri, attrs, q.x, q.y, coverage, budget, counters)?;
+    }
+    Ok(())
+}
+}
+
+/// One quad of [`PixelPipe::push`]: the quad at pixel (x, y) with coverage bytes `coverage`
+/// (pixel `i` in byte `i`) through early Z into the pending warp.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn push_quad<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
     tri: &'a Triangle,
     attrs: &'a [u32],
@@ -283,8 +301,7 @@ fn push_for_cpu<'a, 'fb, 's>(
             for s in 0..pipe.pattern.count as usize {
                 if cov & (1 << s) != 0 {
                     let [ox, oy] = pipe.pattern.offsets[s];
-                    z[i][s] =
-                        depth_at(t, (px << SUBPIXEL_BITS) + ox, (py << SUBPIXEL_BITS) + oy);
+                    z[i][s] = depth_at(t, (px << SUBPIXEL_BITS) + ox, (py << SUBPIXEL_BITS) + oy);
                 }
             }
         }
@@ -343,7 +360,6 @@ fn push_for_cpu<'a, 'fb, 's>(
         pipe.flush(budget, counters)?;
     }
     Ok(())
-}
 }
 
 rastra_texture::multiversion! {

@@ -59,26 +59,26 @@ impl Quad {
     }
 }
 
-/// What the rasterizer hands the pixel pipeline: a quad with its coverage, or a whole 8×8
-/// block of which the triangle covers every sample — the coarse level's "inside" verdict
-/// passed on, so the block's sixteen quads need no per-quad work here.
+/// What the rasterizer hands the pixel pipeline: the quads of a partly covered block with
+/// any covered sample, with their coverage (row by row from the top, each row from the
+/// left; one hand-over per block, so the pixel pipeline takes them in one call), or a
+/// whole 8×8 block of which the triangle covers every sample — the coarse level's
+/// "inside" verdict passed on, so the block's sixteen quads need no per-quad work here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rasterized {
-    Quad(Quad),
+pub enum Rasterized<'q> {
+    /// At least one quad, at most a block's sixteen.
+    Quads(&'q [Quad]),
     /// The block whose top-left pixel is (x, y).
-    Block {
-        x: u32,
-        y: u32,
-    },
+    Block { x: u32, y: u32 },
 }
 
-impl Rasterized {
+impl Rasterized<'_> {
     /// Calls `f` for each quad, in the order the pixel pipeline takes them: a block's
     /// quads row by row from the top, each row from the left (the order the fine level
     /// emits a block's quads in).
     pub fn for_each_quad(self, pattern: &SamplePattern, mut f: impl FnMut(Quad)) {
         match self {
-            Rasterized::Quad(q) => f(q),
+            Rasterized::Quads(quads) => quads.iter().for_each(|&q| f(q)),
             Rasterized::Block { x, y } => {
                 let full = pattern.full_mask();
                 for k in 0..BLOCK_QUADS as u32 {
@@ -115,7 +115,7 @@ pub fn rasterize(
     viewport: Option<&[Fixed; 4]>,
     hiz: Option<&dyn Fn(u32, u32) -> bool>,
     counters: &mut Counters,
-    mut emit: impl FnMut(Rasterized, &mut Counters),
+    mut emit: impl FnMut(Rasterized<'_>, &mut Counters),
 ) {
     let b = &tri.bounds;
     let x0 = region.x0.max(b.x0);
@@ -178,6 +178,12 @@ pub fn rasterize(
                     let mut occupied =
                         (any | any >> 1 | any >> BLOCK_SIZE | any >> (BLOCK_SIZE + 1))
                             & QUAD_CORNERS;
+                    let mut quads = [Quad {
+                        x: 0,
+                        y: 0,
+                        coverage: [0; 4],
+                    }; BLOCK_QUADS];
+                    let mut n = 0;
                     while occupied != 0 {
                         let bit = occupied.trailing_zeros();
                         occupied &= occupied - 1;
@@ -204,10 +210,12 @@ pub fn rasterize(
                                     viewport_coverage(bounds, px, py, pattern);
                             }
                         }
-                        if !quad.is_empty() {
-                            counters.quads_rasterized += 1;
-                            emit(Rasterized::Quad(quad), counters);
-                        }
+                        quads[n] = quad;
+                        n += !quad.is_empty() as usize;
+                    }
+                    if n > 0 {
+                        counters.quads_rasterized += n as u64;
+                        emit(Rasterized::Quads(&quads[..n]), counters);
                     }
                 }
             }

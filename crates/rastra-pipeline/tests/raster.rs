@@ -221,7 +221,7 @@ fn fully_covered_blocks_come_out_whole() {
             &mut counters,
             |r, _| match r {
                 Rasterized::Block { x, y } => blocks.push((x, y)),
-                Rasterized::Quad(_) => quads += 1,
+                Rasterized::Quads(q) => quads += q.len() as u64,
             },
         );
         assert_eq!(blocks, [(0, 0), (8, 0), (16, 0), (0, 8)], "{pattern:?}");
@@ -250,7 +250,7 @@ fn fully_covered_blocks_come_out_whole() {
                 None,
                 &mut counters,
                 |r, _| {
-                    assert!(matches!(r, Rasterized::Quad(_)), "{r:?}");
+                    assert!(matches!(r, Rasterized::Quads(_)), "{r:?}");
                 },
             );
         }
