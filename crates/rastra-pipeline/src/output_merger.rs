@@ -394,7 +394,7 @@ impl Rop {
         (written, blended)
     }
 
-    /// Whether [`Rop::write_quad_pair_avx2`] serves this target at `samples` samples per
+    /// Whether [`Rop::write_quad_pairs_avx2`] serves this target at `samples` samples per
     /// pixel: a single-sampled 8-bit RGBA/BGRA target (linear or sRGB) with every channel
     /// written and no blending or an "over" blend, on x86-64.
     #[inline]
@@ -406,123 +406,129 @@ impl Rop {
             && (self.state.blend.is_none() || self.blend_path != BlendPath::Generic)
     }
 
-    /// [`Rop::write_quad`] for two quads at different positions at once, on a target
-    /// [`Rop::has_pair_path`] serves: quad `k` (0 or 1) has the texels `texels[k]` and the
-    /// coverage `coverage[k]`, its colours are lanes `first + 4k .. first + 4k + 4` of the
-    /// shader's output registers `regs` (channel-major; channels the shader does not write
-    /// are (0, 0, 0, 1)). Lane for lane the operations of `quad8_linear_x86` — clamp,
-    /// `code / 255`, the short blend, the unorm encode — eight lanes per AVX2 instruction,
-    /// so the same bits; on sRGB targets the colour channels are decoded and encoded as
-    /// `quad8` does (the decode table, the bucketed encode), through gathers. Returns
-    /// (samples written, samples blended).
+    /// [`Rop::write_quad`] for pairs of quads, two at different positions at once, on a
+    /// target [`Rop::has_pair_path`] serves: in pair `k`, quad `j` (0 or 1) has the texels
+    /// `texels[k][j]` and the coverage `coverage[2k + j]`, its colours are lanes
+    /// `first + 8k + 4j .. first + 8k + 4j + 4` of the shader's output registers `regs`
+    /// (channel-major; channels the shader does not write are (0, 0, 0, 1)). Lane for lane
+    /// the operations of `quad8_linear_x86` — clamp, `code / 255`, the short blend, the
+    /// unorm encode — eight lanes per AVX2 instruction, so the same bits; on sRGB targets
+    /// the colour channels are decoded and encoded as `quad8` does (the decode table, the
+    /// bucketed encode), through gathers. `N` pairs in one call take the target's settings
+    /// and constants once. Returns (samples written, samples blended).
     ///
     /// # Safety
     /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
-    pub unsafe fn write_quad_pair_avx2(
+    pub unsafe fn write_quad_pairs_avx2<const N: usize>(
         &self,
-        texels: [&mut [u8; 16]; 2],
-        coverage: [[u8; 4]; 2],
+        texels: [[&mut [u8; 16]; 2]; N],
+        coverage: &[[u8; 4]],
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
         use std::arch::x86_64::*;
         debug_assert!(self.has_pair_path(1));
+        assert!(coverage.len() >= 2 * N, "a coverage word per quad");
         let byte: [i32; 4] = match self.unorm8 {
             Some(Unorm8Order::Bgra) => [2, 1, 0, 3],
             _ => [0, 1, 2, 3],
         };
         let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
-        // `f32::clamp(0, 1)` as in `quad8_linear_x86` (NaN and −0 pass through).
-        let src: [__m256; 4] = std::array::from_fn(|c| {
-            let v = match regs.get(c) {
-                Some(reg) => {
-                    let lanes: &[u32; 8] = reg[first..first + 8]
-                        .try_into()
-                        .expect("two quads are eight lanes");
-                    // SAFETY: an eight-lane array is 32 readable bytes.
-                    unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) }
-                }
-                None => _mm256_set1_ps(if c == 3 { 1.0 } else { 0.0 }),
-            };
-            _mm256_min_ps(one, _mm256_max_ps(zero, v))
-        });
-        // SAFETY: each quad's texels are 16 readable bytes.
-        let old = unsafe {
-            _mm256_set_m128i(
-                _mm_loadu_si128(texels[1].as_ptr().cast()),
-                _mm_loadu_si128(texels[0].as_ptr().cast()),
-            )
-        };
-        let out = match self.state.blend {
-            None => src,
-            Some(_) => {
-                let mask = _mm256_set1_epi32(0xff);
-                let dst: [__m256; 4] = std::array::from_fn(|c| {
-                    let shift = _mm_cvtsi32_si128(8 * byte[c]);
-                    let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
-                    if self.srgb && c != 3 {
-                        // SAFETY: AVX2 (this function's contract); codes are bytes.
-                        unsafe { srgb8_to_linear_avx2(codes) }
-                    } else {
-                        // SAFETY: AVX2 and FMA (this function's contract).
-                        unsafe { unorm8_decode_avx2(codes) }
+        let mut sum = (0, 0);
+        for (k, [t0, t1]) in texels.into_iter().enumerate() {
+            let first = first + 8 * k;
+            // `f32::clamp(0, 1)` as in `quad8_linear_x86` (NaN and −0 pass through).
+            let src: [__m256; 4] = std::array::from_fn(|c| {
+                let v = match regs.get(c) {
+                    Some(reg) => {
+                        let lanes: &[u32; 8] = reg[first..first + 8]
+                            .try_into()
+                            .expect("two quads are eight lanes");
+                        // SAFETY: an eight-lane array is 32 readable bytes.
+                        unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) }
                     }
-                });
-                let inv = _mm256_sub_ps(one, src[3]);
-                let fs = if self.blend_path == BlendPath::Alpha {
-                    src[3]
-                } else {
-                    one
+                    None => _mm256_set1_ps(if c == 3 { 1.0 } else { 0.0 }),
                 };
-                std::array::from_fn(|c| {
-                    let fs = if c == 3 { one } else { fs };
-                    _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
-                })
+                _mm256_min_ps(one, _mm256_max_ps(zero, v))
+            });
+            // SAFETY: each quad's texels are 16 readable bytes.
+            let old = unsafe {
+                _mm256_set_m128i(
+                    _mm_loadu_si128(t1.as_ptr().cast()),
+                    _mm_loadu_si128(t0.as_ptr().cast()),
+                )
+            };
+            let out = match self.state.blend {
+                None => src,
+                Some(_) => {
+                    let mask = _mm256_set1_epi32(0xff);
+                    let dst: [__m256; 4] = std::array::from_fn(|c| {
+                        let shift = _mm_cvtsi32_si128(8 * byte[c]);
+                        let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
+                        if self.srgb && c != 3 {
+                            // SAFETY: AVX2 (this function's contract); codes are bytes.
+                            unsafe { srgb8_to_linear_avx2(codes) }
+                        } else {
+                            // SAFETY: AVX2 and FMA (this function's contract).
+                            unsafe { unorm8_decode_avx2(codes) }
+                        }
+                    });
+                    let inv = _mm256_sub_ps(one, src[3]);
+                    let fs = if self.blend_path == BlendPath::Alpha {
+                        src[3]
+                    } else {
+                        one
+                    };
+                    std::array::from_fn(|c| {
+                        let fs = if c == 3 { one } else { fs };
+                        _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
+                    })
+                }
+            };
+            // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
+            // colour channels through the bucketed encode.
+            // SAFETY: AVX2 and FMA (this function's contract).
+            let codes: [__m256i; 4] = unsafe {
+                if self.srgb {
+                    [
+                        linear_to_srgb8_avx2(out[0]),
+                        linear_to_srgb8_avx2(out[1]),
+                        linear_to_srgb8_avx2(out[2]),
+                        unorm8_encode_avx2(out[3]),
+                    ]
+                } else {
+                    unorm8_encode_x4_avx2(out)
+                }
+            };
+            let mut packed = _mm256_setzero_si256();
+            for (c, codes) in codes.into_iter().enumerate() {
+                let shift = _mm_cvtsi32_si128(8 * byte[c]);
+                packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
             }
-        };
-        // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
-        // colour channels through the bucketed encode.
-        // SAFETY: AVX2 and FMA (this function's contract).
-        let codes: [__m256i; 4] = unsafe {
-            if self.srgb {
-                [
-                    linear_to_srgb8_avx2(out[0]),
-                    linear_to_srgb8_avx2(out[1]),
-                    linear_to_srgb8_avx2(out[2]),
-                    unorm8_encode_avx2(out[3]),
-                ]
+            // Pixel i of quad j is written when bit 0 of its coverage byte is set.
+            let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
+            let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
+            let words = _mm256_set_epi32(
+                cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
+            );
+            let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
+            let merged = _mm256_blendv_epi8(old, packed, select);
+            // SAFETY: each quad's texels are 16 writable bytes.
+            unsafe {
+                _mm_storeu_si128(t0.as_mut_ptr().cast(), _mm256_castsi256_si128(merged));
+                _mm_storeu_si128(t1.as_mut_ptr().cast(), _mm256_extracti128_si256(merged, 1));
+            }
+            let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
+            let blended = if self.state.blend.is_some() {
+                written
             } else {
-                unorm8_encode_x4_avx2(out)
-            }
-        };
-        let mut packed = _mm256_setzero_si256();
-        for (c, codes) in codes.into_iter().enumerate() {
-            let shift = _mm_cvtsi32_si128(8 * byte[c]);
-            packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
+                0
+            };
+            sum = (sum.0 + written, sum.1 + blended);
         }
-        // Pixel i of quad k is written when bit 0 of its coverage byte is set.
-        let cov = coverage.map(|c| u32::from_le_bytes(c) as i32);
-        let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
-        let words = _mm256_set_epi32(
-            cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
-        );
-        let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
-        let merged = _mm256_blendv_epi8(old, packed, select);
-        let [t0, t1] = texels;
-        // SAFETY: each quad's texels are 16 writable bytes.
-        unsafe {
-            _mm_storeu_si128(t0.as_mut_ptr().cast(), _mm256_castsi256_si128(merged));
-            _mm_storeu_si128(t1.as_mut_ptr().cast(), _mm256_extracti128_si256(merged, 1));
-        }
-        let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
-        let blended = if self.state.blend.is_some() {
-            written
-        } else {
-            0
-        };
-        (written, blended)
+        sum
     }
 
     /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
@@ -879,8 +885,7 @@ mod tests {
                 assert!(rop.has_pair_path(1));
                 for round in 0..4_000 {
                     let channels = 1 + round % 4;
-                    // Colours slightly outside [0, 1] and the odd NaN, in a warp's registers
-                    // (quads 1 and 2 of the warp are the pair).
+                    // Colours slightly outside [0, 1] and the odd NaN, in a warp's registers.
                     let mut regs = vec![[0u32; WARP_LANES]; channels];
                     for v in regs.iter_mut().flatten() {
                         let r = next();
@@ -890,15 +895,18 @@ mod tests {
                             ((r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1).to_bits()
                         };
                     }
-                    let mut texels = [[0u8; 16]; 2];
+                    // Three pairs in one call (quads 1–6 of the warp).
+                    let mut texels = [[0u8; 16]; 6];
                     texels.iter_mut().flatten().for_each(|t| *t = next() as u8);
-                    let coverage = [0, 1].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
-                    let (mut pair, mut quads) = (texels, texels);
-                    let [a, b] = &mut pair;
+                    let coverage = [0; 6].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
+                    let (mut pairs, mut quads) = (texels, texels);
+                    let [a, b, c, d, e, f] = &mut pairs;
                     // SAFETY: `wide()` said the CPU has AVX2.
-                    let got = unsafe { rop.write_quad_pair_avx2([a, b], coverage, &regs, 4) };
+                    let got = unsafe {
+                        rop.write_quad_pairs_avx2([[a, b], [c, d], [e, f]], &coverage, &regs, 4)
+                    };
                     let mut want = (0, 0);
-                    for k in 0..2 {
+                    for k in 0..6 {
                         let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
                         for (c, reg) in regs.iter().enumerate() {
                             colors[c] = std::array::from_fn(|i| f32::from_bits(reg[4 + 4 * k + i]));
@@ -906,7 +914,7 @@ mod tests {
                         let (w, b) = rop.write_quad(&mut quads[k], 1, coverage[k], &colors);
                         want = (want.0 + w, want.1 + b);
                     }
-                    assert_eq!(pair, quads, "{format:?} {blend:?} {regs:?} {coverage:?}");
+                    assert_eq!(pairs, quads, "{format:?} {blend:?} {regs:?} {coverage:?}");
                     assert_eq!(got, want);
                 }
             }

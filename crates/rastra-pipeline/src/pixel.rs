@@ -821,32 +821,27 @@ fn write_row_target(
     let at = |q: usize| (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32);
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
-        let mut sum = (0, 0);
         // The rows start at a block's left edge, on an even row of the 8×8 tile, so the
         // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order.
         let first = surface.layout.pixel(x, y);
-        for k in (0..QUADS_PER_WARP).step_by(2) {
-            let offset = first + [0, 16, 8, 24][k / 2] * surface.layout.pixel_bytes;
+        let pairs: [[&mut [u8; 16]; 2]; QUADS_PER_WARP / 2] = std::array::from_fn(|p| {
+            let k = 2 * p;
+            let offset = first + [0, 16, 8, 24][p] * surface.layout.pixel_bytes;
             debug_assert_eq!(offset, surface.layout.pixel(at(k).0, at(k).1));
             debug_assert_eq!(
                 surface.layout.pixel(at(k + 1).0, at(k + 1).1),
                 offset + 4 * surface.layout.pixel_bytes
             );
             // SAFETY: the quads belong to the tile this worker owns (SharedSurface
-            // invariant).
+            // invariant); the four pairs are distinct 32-byte ranges.
             let texels = unsafe { surface.data.texels_mut(offset, 32) };
             let (t0, t1) = texels.split_at_mut(16);
             let t0 = <&mut [u8; 16]>::try_from(t0).expect("a quad is 16 bytes");
             let t1 = <&mut [u8; 16]>::try_from(t1).expect("a quad is 16 bytes");
-            // SAFETY: `wide()` is true only when the CPU has AVX2.
-            let (written, blended) = unsafe {
-                surface
-                    .rop
-                    .write_quad_pair_avx2([t0, t1], [covs[k], covs[k + 1]], regs, k * 4)
-            };
-            sum = (sum.0 + written, sum.1 + blended);
-        }
-        return sum;
+            [t0, t1]
+        });
+        // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT.
+        return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
     }
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
         let (qx, qy) = at(q);
@@ -888,7 +883,7 @@ fn write_target<'s, 'fb>(
             let (written, blended) = unsafe {
                 surface
                     .rop
-                    .write_quad_pair_avx2([t0, t1], [covs, covs1], regs, q * 4)
+                    .write_quad_pairs_avx2([[t0, t1]], &[covs, covs1], regs, q * 4)
             };
             sum = (sum.0 + written, sum.1 + blended);
             q += 2;
