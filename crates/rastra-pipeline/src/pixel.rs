@@ -728,17 +728,21 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
         // The components the shader reads (`frag_position_read`).
         let [x_read, y_read, z_read, w_read] = p.frag_position_read;
         let r = warp.regs_mut(reg, 4);
-        // As `flush_for_cpu` computes them: each quad's first centre, plus one.
+        // The values `flush_for_cpu` computes (each quad's first centre, plus one), as the
+        // row's first pixel plus each lane's offset from it: whole pixels and halves below
+        // 2²⁴ are exact whichever way they are added.
         if x_read {
+            let x = x as f32;
             r[0] = std::array::from_fn(|l| {
-                let qx = (x + 2 * (l as u32 / 4 % 4)) as f32 + 0.5;
-                (if l & 1 != 0 { qx + 1.0 } else { qx }).to_bits()
+                let dx = (2 * (l / 4 % 4) + (l & 1)) as f32 + 0.5;
+                (x + dx).to_bits()
             });
         }
         if y_read {
+            let y = y as f32;
             r[1] = std::array::from_fn(|l| {
-                let qy = (y + 2 * (l as u32 / 16)) as f32 + 0.5;
-                (if l & 2 != 0 { qy + 1.0 } else { qy }).to_bits()
+                let dy = (2 * (l / 16) + (l >> 1 & 1)) as f32 + 0.5;
+                (y + dy).to_bits()
             });
         }
         if z_read {
