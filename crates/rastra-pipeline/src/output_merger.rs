@@ -428,8 +428,42 @@ impl Rop {
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
+        // The target's kind picks a version of the pairs' loop made for it (no test of
+        // the kind inside the loop).
+        let blend = self.state.blend.is_some();
+        let alpha = self.blend_path == BlendPath::Alpha;
+        let (t, c, r, f) = (texels, coverage, regs, first);
+        match (self.srgb, blend, alpha) {
+            (false, false, _) => self.quad_pairs::<N, false, false, false>(t, c, r, f),
+            (false, true, false) => self.quad_pairs::<N, false, true, false>(t, c, r, f),
+            (false, true, true) => self.quad_pairs::<N, false, true, true>(t, c, r, f),
+            (true, false, _) => self.quad_pairs::<N, true, false, false>(t, c, r, f),
+            (true, true, false) => self.quad_pairs::<N, true, true, false>(t, c, r, f),
+            (true, true, true) => self.quad_pairs::<N, true, true, true>(t, c, r, f),
+        }
+    }
+
+    /// [`Rop::write_quad_pairs_avx2`] for a target that is sRGB when `SRGB`, blends when
+    /// `BLEND` — by source alpha when `ALPHA`, else with a source factor of one.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,popcnt")]
+    fn quad_pairs<const N: usize, const SRGB: bool, const BLEND: bool, const ALPHA: bool>(
+        &self,
+        texels: [[&mut [u8; 16]; 2]; N],
+        coverage: &[[u8; 4]],
+        regs: &[[u32; WARP_LANES]],
+        first: usize,
+    ) -> (u64, u64) {
         use std::arch::x86_64::*;
         debug_assert!(self.has_pair_path(1));
+        debug_assert_eq!(
+            (SRGB, BLEND, ALPHA && BLEND),
+            (
+                self.srgb,
+                self.state.blend.is_some(),
+                self.state.blend.is_some() && self.blend_path == BlendPath::Alpha
+            )
+        );
         assert!(coverage.len() >= 2 * N, "a coverage word per quad");
         let byte: [i32; 4] = match self.unorm8 {
             Some(Unorm8Order::Bgra) => [2, 1, 0, 3],
@@ -460,38 +494,33 @@ impl Rop {
                     _mm_loadu_si128(t0.as_ptr().cast()),
                 )
             };
-            let out = match self.state.blend {
-                None => src,
-                Some(_) => {
-                    let mask = _mm256_set1_epi32(0xff);
-                    let dst: [__m256; 4] = std::array::from_fn(|c| {
-                        let shift = _mm_cvtsi32_si128(8 * byte[c]);
-                        let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
-                        if self.srgb && c != 3 {
-                            // SAFETY: AVX2 (this function's contract); codes are bytes.
-                            unsafe { srgb8_to_linear_avx2(codes) }
-                        } else {
-                            // SAFETY: AVX2 and FMA (this function's contract).
-                            unsafe { unorm8_decode_avx2(codes) }
-                        }
-                    });
-                    let inv = _mm256_sub_ps(one, src[3]);
-                    let fs = if self.blend_path == BlendPath::Alpha {
-                        src[3]
+            let out = if BLEND {
+                let mask = _mm256_set1_epi32(0xff);
+                let dst: [__m256; 4] = std::array::from_fn(|c| {
+                    let shift = _mm_cvtsi32_si128(8 * byte[c]);
+                    let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
+                    if SRGB && c != 3 {
+                        // SAFETY: AVX2 (this function's target features); codes are bytes.
+                        unsafe { srgb8_to_linear_avx2(codes) }
                     } else {
-                        one
-                    };
-                    std::array::from_fn(|c| {
-                        let fs = if c == 3 { one } else { fs };
-                        _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
-                    })
-                }
+                        // SAFETY: AVX2 and FMA (this function's target features).
+                        unsafe { unorm8_decode_avx2(codes) }
+                    }
+                });
+                let inv = _mm256_sub_ps(one, src[3]);
+                let fs = if ALPHA { src[3] } else { one };
+                std::array::from_fn(|c| {
+                    let fs = if c == 3 { one } else { fs };
+                    _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
+                })
+            } else {
+                src
             };
             // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
             // colour channels through the bucketed encode.
-            // SAFETY: AVX2 and FMA (this function's contract).
+            // SAFETY: AVX2 and FMA (this function's target features).
             let codes: [__m256i; 4] = unsafe {
-                if self.srgb {
+                if SRGB {
                     [
                         linear_to_srgb8_avx2(out[0]),
                         linear_to_srgb8_avx2(out[1]),
@@ -521,11 +550,7 @@ impl Rop {
                 _mm_storeu_si128(t1.as_mut_ptr().cast(), _mm256_extracti128_si256(merged, 1));
             }
             let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
-            let blended = if self.state.blend.is_some() {
-                written
-            } else {
-                0
-            };
+            let blended = if BLEND { written } else { 0 };
             sum = (sum.0 + written, sum.1 + blended);
         }
         sum
