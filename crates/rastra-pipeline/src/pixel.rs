@@ -826,24 +826,26 @@ fn write_row_target(
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
         // The rows start at a block's left edge, on an even row of the 8×8 tile, so the
-        // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order.
+        // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order: the eight
+        // quads are the 128 bytes from the first pixel on (4 bytes a pixel on this path),
+        // 16 bytes a quad, in the order 0 1 4 5 2 3 6 7.
+        debug_assert_eq!(surface.layout.pixel_bytes, 4);
         let first = surface.layout.pixel(x, y);
-        let pairs: [[&mut [u8; 16]; 2]; QUADS_PER_WARP / 2] = std::array::from_fn(|p| {
+        for (p, offset) in [0, 16, 8, 24].into_iter().enumerate() {
             let k = 2 * p;
-            let offset = first + [0, 16, 8, 24][p] * surface.layout.pixel_bytes;
+            let offset = first + offset * surface.layout.pixel_bytes;
             debug_assert_eq!(offset, surface.layout.pixel(at(k).0, at(k).1));
             debug_assert_eq!(
                 surface.layout.pixel(at(k + 1).0, at(k + 1).1),
                 offset + 4 * surface.layout.pixel_bytes
             );
-            // SAFETY: the quads belong to the tile this worker owns (SharedSurface
-            // invariant); the four pairs are distinct 32-byte ranges.
-            let texels = unsafe { surface.data.texels_mut(offset, 32) };
-            let (t0, t1) = texels.split_at_mut(16);
-            let t0 = <&mut [u8; 16]>::try_from(t0).expect("a quad is 16 bytes");
-            let t1 = <&mut [u8; 16]>::try_from(t1).expect("a quad is 16 bytes");
-            [t0, t1]
-        });
+        }
+        // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
+        let texels = unsafe { surface.data.texels_mut(first, 128) };
+        let (quads, _) = texels.as_chunks_mut::<16>();
+        let [q0, q1, q4, q5, q2, q3, q6, q7] =
+            <&mut [[u8; 16]; 8]>::try_from(quads).expect("eight quads are 128 bytes");
+        let pairs = [[q0, q1], [q2, q3], [q4, q5], [q6, q7]];
         // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT.
         return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
     }
