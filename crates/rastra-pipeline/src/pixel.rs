@@ -604,9 +604,9 @@ fn flush_for_cpu<'a, 'fb, 's>(
         quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
     }
     let quads = &quads[..pipe.pending.len()];
-    write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
-        write_target(surface, samples as usize, quads, regs)
-    });
+    for (surface, regs) in color_writes(p, &pipe.colors, warp) {
+        count_writes(counters, write_target(surface, samples as usize, quads, regs));
+    }
     pipe.pending.clear();
     Ok(())
 }
@@ -636,25 +636,26 @@ fn discarded_pixels(discarded: Mask, q: usize) -> u32 {
     ((bits * 0x0020_4081) & 0x0101_0101) * 0xff
 }
 
-/// The output merger's work for a shaded warp: every colour output into its target through
-/// `write` (given the target and the output's registers; returns samples written and
-/// blended).
+/// The output merger's work for a shaded warp: each colour output that has a target, with
+/// the output's registers, for the caller to write (a loop at the call site: a closure
+/// handed to a helper here stayed a call of its own, per warp).
 #[inline(always)]
-fn write_targets(
-    p: &RenderPipeline,
-    colors: &[Option<ColorSurface<'_>>],
-    warp: &Warp,
-    counters: &mut Counters,
-    write: impl Fn(&ColorSurface<'_>, &[[u32; WARP_LANES]]) -> (u64, u64),
-) {
-    for out in &p.color_outputs {
-        let Some(surface) = colors[out.target].as_ref() else {
-            continue;
-        };
-        let (written, blended) = write(surface, warp.regs(out.reg, out.components));
-        counters.samples_written += written;
-        counters.samples_blended += blended;
-    }
+fn color_writes<'w, 'fb>(
+    p: &'w RenderPipeline,
+    colors: &'w [Option<ColorSurface<'fb>>],
+    warp: &'w Warp,
+) -> impl Iterator<Item = (&'w ColorSurface<'fb>, &'w [[u32; WARP_LANES]])> {
+    p.color_outputs.iter().filter_map(move |out| {
+        let surface = colors[out.target].as_ref()?;
+        Some((surface, warp.regs(out.reg, out.components)))
+    })
+}
+
+/// Counts what the output merger did for one target: (samples written, samples blended).
+#[inline(always)]
+fn count_writes(counters: &mut Counters, (written, blended): (u64, u64)) {
+    counters.samples_written += written;
+    counters.samples_blended += blended;
 }
 
 /// Runs the fragment program on `warp` (`active` lanes, `helpers` among them) and counts
@@ -799,9 +800,9 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
             .map(|c| u32::from_le_bytes(*c).count_ones() as u64)
             .sum::<u64>(),
     };
-    write_targets(p, &pipe.colors, warp, counters, |surface, regs| {
-        write_row_target(surface, x, y, &covs, regs)
-    });
+    for (surface, regs) in color_writes(p, &pipe.colors, warp) {
+        count_writes(counters, write_row_target(surface, x, y, &covs, regs));
+    }
     Ok(())
 }
 }
