@@ -132,8 +132,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     }
 
     /// Takes rasterized quads of triangle `tri`, whose vertices' varying words are `attrs`,
-    /// in order: a block's quads in one call, so what is the same for all of them (the
-    /// pipeline's modes, the depth unit's surface) is looked up once.
+    /// in order: a partly covered block's quads in one call, not a call per quad.
     #[inline(always)]
     pub fn push(
         &mut self,
