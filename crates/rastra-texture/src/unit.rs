@@ -616,8 +616,8 @@ impl TextureUnit {
                     for k in 0..n as usize {
                         let vals = self.cache.fetch_2x2(
                             &l.surface,
-                            [f.x[k], f.x[k] + 1],
-                            [f.y[k], f.y[k] + 1],
+                            [f.x[0][k], f.x[1][k]],
+                            [f.y[0][k], f.y[1][k]],
                         );
                         let (wx, wy) = ([1.0 - f.fx[k], f.fx[k]], [1.0 - f.fy[k], f.fy[k]]);
                         let weights = [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]];
@@ -1164,22 +1164,24 @@ fn sample_for_cpu(
 }
 
 /// Where a lane's anisotropic probes fall on a 2D level, found for all of them at once (see
-/// [`probe_footprints`]): probe k's bilinear footprint has the top-left texel (x[k], y[k])
-/// and the fractions (fx[k], fy[k]).
+/// [`probe_footprints`]): probe k's bilinear footprint has the columns `x[0][k]`, `x[1][k]`
+/// (left, right), the rows `y[0][k]`, `y[1][k]` (top, bottom) and the fractions
+/// (fx[k], fy[k]).
 struct ProbeFootprints {
-    x: [u32; TABLED_PROBES],
-    y: [u32; TABLED_PROBES],
+    x: [[u32; TABLED_PROBES]; 2],
+    y: [[u32; TABLED_PROBES]; 2],
     fx: [f32; TABLED_PROBES],
     fy: [f32; TABLED_PROBES],
 }
 
 /// The footprints [`TextureUnit::bilinear_2d`] takes for the `n` probes at
 /// `offset_flat(c0, axis, probe_offset(k, n))` on level `l`, when every one is
-/// [`linear_axis`]'s common case on both axes — the coordinate below 2²³ and both texels
-/// inside the level, so no addressing mode applies — else `None` (the probes then go one by
-/// one). The same operations as per probe, on fixed-length arrays of every tabled probe slot
-/// (the compiler vectorises them; slots past `n` are computed and ignored). Only for
-/// 2 ≤ `n` ≤ [`TABLED_PROBES`] (a single probe sits at the position itself, and its
+/// [`linear_axis`]'s short case on both axes — the coordinate below 2²³, and both texels
+/// inside the level unless the axis repeats with a power-of-two size or clamps to its edge
+/// (the two modes whose texel is one mask or one clamp away) — else `None` (the probes then
+/// go one by one). The same operations as per probe, on fixed-length arrays of every tabled
+/// probe slot (the compiler vectorises them; slots past `n` are computed and ignored). Only
+/// for 2 ≤ `n` ≤ [`TABLED_PROBES`] (a single probe sits at the position itself, and its
 /// footprint alone is cheaper found on its own).
 #[inline(always)]
 fn probe_footprints(
@@ -1190,8 +1192,8 @@ fn probe_footprints(
     n: u32,
 ) -> Option<ProbeFootprints> {
     let row = PROBE_OFFSETS.get(n as usize).filter(|_| n >= 2)?;
-    let x = probe_axis(row, n, c0[0], axis[0], l.size[0], offset[0])?;
-    let y = probe_axis(row, n, c0[1], axis[1], l.size[1], offset[1])?;
+    let x = probe_axis(row, n, c0[0], axis[0], l.size[0], offset[0], l.modes[0])?;
+    let y = probe_axis(row, n, c0[1], axis[1], l.size[1], offset[1], l.modes[1])?;
     Some(ProbeFootprints {
         x: x.0,
         y: y.0,
@@ -1200,9 +1202,9 @@ fn probe_footprints(
     })
 }
 
-/// One axis of [`probe_footprints`]: per probe slot, [`linear_axis`]'s first texel and
-/// fraction for the coordinate `(c0 + row[k] · axis) · size`, or `None` when a probe below
-/// `n` is not its common case.
+/// One axis of [`probe_footprints`]: per probe slot, [`linear_axis`]'s two texels (addressed
+/// with `mode`) and fraction for the coordinate `(c0 + row[k] · axis) · size`, or `None`
+/// when a probe below `n` is not its short case.
 #[inline(always)]
 #[allow(clippy::type_complexity)]
 fn probe_axis(
@@ -1212,19 +1214,32 @@ fn probe_axis(
     axis: f32,
     size: u32,
     offset: i32,
-) -> Option<([u32; TABLED_PROBES], [f32; TABLED_PROBES])> {
+    mode: AddressMode,
+) -> Option<([[u32; TABLED_PROBES]; 2], [f32; TABLED_PROBES])> {
     // In 32-bit lanes: |floor| ≤ 2²³ and (below) |offset| ≤ 2²⁴ cannot overflow, and a level
     // has fewer than 2³¹ texels a side.
     if offset.unsigned_abs() > 1 << 24 || size > i32::MAX as u32 {
         return None;
     }
     let last = size as i32 - 1;
-    let (mut first, mut frac) = ([0u32; TABLED_PROBES], [0.0f32; TABLED_PROBES]);
-    let mut outside = false;
+    // `address` without its branches for the modes that have a short form: repeat on a
+    // power-of-two axis is the coordinate's low bits (two's complement: `rem_euclid`),
+    // clamp-to-edge a clamp; the other modes take only texels already inside the level.
+    let wraps = mode == AddressMode::Repeat && size.is_power_of_two();
+    let clamps = mode == AddressMode::ClampToEdge;
+    let bits = if wraps { last } else { -1 };
+    let (lo, hi) = if clamps {
+        (0, last)
+    } else {
+        (i32::MIN, i32::MAX)
+    };
+    let any = wraps | clamps;
+    let (mut texels, mut frac) = ([[0u32; TABLED_PROBES]; 2], [0.0f32; TABLED_PROBES]);
+    let mut refused = false;
     for k in 0..TABLED_PROBES {
         let u = (c0 + row[k] * axis) * size as f32 - 0.5;
         let fast = u.abs() < 8_388_608.0;
-        // (Zero where the common case does not hold: the conversion below needs a value in
+        // (Zero where the short case does not hold: the conversion below needs a value in
         // range, and such a probe is not used.)
         let u = if fast { u } else { 0.0 };
         // As `linear_axis`: the floor from the truncation, the fraction from the floor.
@@ -1234,12 +1249,13 @@ fn probe_axis(
         let down = (tf > u) as i32;
         let fl = (tf - down as f32).copysign(u);
         let i0 = t - down + offset;
-        let inside = fast & (i0 >= 0) & (i0 < last);
-        outside |= !inside & ((k as u32) < n);
-        first[k] = i0 as u32;
+        let taken = fast & (any | ((i0 >= 0) & (i0 < last)));
+        refused |= !taken & ((k as u32) < n);
+        texels[0][k] = (i0 & bits).max(lo).min(hi) as u32;
+        texels[1][k] = ((i0 + 1) & bits).max(lo).min(hi) as u32;
         frac[k] = u - fl;
     }
-    (!outside).then_some((first, frac))
+    (!refused).then_some((texels, frac))
 }
 
 /// `Σ weights[k] · texels[k]` channel by channel, taps in order, a tap of weight zero

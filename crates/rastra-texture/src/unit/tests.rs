@@ -238,10 +238,12 @@ fn bilinear_2d_equals_the_general_footprint() {
 }
 
 /// The probes' footprints found all at once equal [`linear_axis`] per probe at the probe's
-/// coordinate (`offset_flat`'s), bit for bit, and are refused exactly when some probe's
-/// footprint leaves the level (with clamp-to-border, a border tap) or its coordinate is
-/// past the short path (2²³, infinities, NaN): probe counts 2…16, axes short and long, coordinates inside, across
-/// and far outside the level, odd sizes, texel offsets up to the 32-bit limit and past it.
+/// coordinate (`offset_flat`'s), bit for bit, in every address mode, and are refused exactly
+/// when some probe's coordinate is past the short path (2²³, infinities, NaN) or — except
+/// on a repeating power-of-two axis or one clamped to its edge — its footprint leaves the
+/// level: probe counts 2…16, axes short and long, coordinates inside, across and far
+/// outside the level, odd and power-of-two sizes, texel offsets up to the 32-bit limit and
+/// past it.
 #[test]
 fn probe_footprints_equal_the_probes_one_by_one() {
     let mut s = 0x6a09_e667u32;
@@ -251,11 +253,18 @@ fn probe_footprints_equal_the_probes_one_by_one() {
         s ^= s << 5;
         s
     };
-    let (mut taken, mut refused) = (0, 0);
-    for i in 0..100_000u32 {
+    let modes = [
+        AddressMode::Repeat,
+        AddressMode::MirrorRepeat,
+        AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder,
+    ];
+    let (mut taken, mut refused, mut wrapped) = (0, 0, 0);
+    for i in 0..200_000u32 {
         let r = next();
         let n = 2 + r % 15;
         let size = [1, 2, 3, 7, 64, 1000, 1 << 20][(r >> 4) as usize % 7];
+        let mode = modes[(r >> 16) as usize % 4];
         let unit = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
         let c0 = match i % 4 {
             0 => unit(next()),
@@ -274,22 +283,28 @@ fn probe_footprints_equal_the_probes_one_by_one() {
             v => v as i32 % 9 - 4,
         };
         let row = &PROBE_OFFSETS[n as usize];
-        let got = probe_axis(row, n, c0, axis, size, offset);
-        let mut every_inside = true;
+        let got = probe_axis(row, n, c0, axis, size, offset, mode);
+        let short_form = (mode == AddressMode::Repeat && size.is_power_of_two())
+            || mode == AddressMode::ClampToEdge;
+        let mut every_taken = true;
+        let mut any_outside = false;
         for k in 0..n as usize {
             let c = offset_flat([c0, 0.0, 0.0], [axis, 0.0, 0.0], probe_offset(k as u32, n))[0];
-            let [(x0, w0), (x1, w1)] =
+            let [(x0, w0), (x1, w1)] = linear_axis(c * size as f32, size, offset, mode);
+            let [(b0, _), (b1, _)] =
                 linear_axis(c * size as f32, size, offset, AddressMode::ClampToBorder);
             // (`linear_axis`'s general path also reads two texels inside for a NaN or an
             // infinite coordinate — texels 0 and 1 — which the short path leaves to it.)
             let short = (c * size as f32 - 0.5).abs() < 8_388_608.0;
-            let inside = short && x0.is_some() && x1.is_some();
-            every_inside &= inside;
-            if let (Some((first, frac)), true) = (&got, inside) {
+            let inside = b0.is_some() && b1.is_some();
+            let probe_taken = short && (inside || short_form);
+            any_outside |= !inside;
+            every_taken &= probe_taken;
+            if let (Some((texels, frac)), true) = (&got, probe_taken) {
                 assert_eq!(
                     (x0, x1),
-                    (Some(first[k]), Some(first[k] + 1)),
-                    "case {i} probe {k}"
+                    (Some(texels[0][k]), Some(texels[1][k])),
+                    "case {i} probe {k} {mode:?}"
                 );
                 assert_eq!(
                     w0.to_bits(),
@@ -300,12 +315,16 @@ fn probe_footprints_equal_the_probes_one_by_one() {
             }
         }
         let short_offset = offset.unsigned_abs() <= 1 << 24;
-        assert_eq!(got.is_some(), every_inside && short_offset, "case {i}");
+        assert_eq!(got.is_some(), every_taken && short_offset, "case {i}");
         if got.is_some() {
             taken += 1;
+            wrapped += any_outside as u32;
         } else {
             refused += 1;
         }
     }
-    assert!(taken > 10_000 && refused > 10_000, "{taken} {refused}");
+    assert!(
+        taken > 20_000 && refused > 20_000 && wrapped > 5_000,
+        "{taken} {refused} {wrapped}"
+    );
 }
