@@ -612,20 +612,16 @@ impl TextureUnit {
             // results met in memory, stored value by value and read back as a vector.
             if let Some(c0) = bilinear {
                 let l = self.level_2d(src, view, sampler, level, ctx.slice, ctx.source);
-                if let Some(f) = probe_footprints(&l, quad.offset, c0, lod.axis, n) {
-                    for k in 0..n as usize {
-                        let vals = self.cache.fetch_2x2(
-                            &l.surface,
-                            [f.x[0][k], f.x[1][k]],
-                            [f.y[0][k], f.y[1][k]],
-                        );
-                        let (wx, wy) = ([1.0 - f.fx[k], f.fx[k]], [1.0 - f.fy[k], f.fy[k]]);
-                        let weights = [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]];
-                        let v = weighted_sum(weights, &vals);
-                        for c in 0..4 {
-                            acc[c] += w * v[c];
-                        }
+                // Most lanes take few probes: their slots fit one 8-lane vector.
+                if n <= 8 {
+                    if let Some(f) = probe_footprints::<8>(&l, quad.offset, c0, lod.axis, n) {
+                        self.probes_2d(&l, &f, n as usize, w, &mut acc);
+                        continue;
                     }
+                } else if let Some(f) =
+                    probe_footprints::<TABLED_PROBES>(&l, quad.offset, c0, lod.axis, n)
+                {
+                    self.probes_2d(&l, &f, n as usize, w, &mut acc);
                     continue;
                 }
                 for k in 0..n {
@@ -885,6 +881,30 @@ impl TextureUnit {
             size: [size[0], size[1]],
             modes: [d.address_mode_u, d.address_mode_v],
             border: d.border_color.rgba().map(f32::to_bits),
+        }
+    }
+
+    /// Adds `w ×` the bilinear footprints of the first `n` probes of `f` (on level `l`) to
+    /// `acc`, each fetched and weighted as [`TextureUnit::bilinear_2d`] does.
+    #[inline(always)]
+    fn probes_2d<const S: usize>(
+        &mut self,
+        l: &Level2d,
+        f: &ProbeFootprints<S>,
+        n: usize,
+        w: f32,
+        acc: &mut [f32; 4],
+    ) {
+        for k in 0..n.min(S) {
+            let vals =
+                self.cache
+                    .fetch_2x2(&l.surface, [f.x[0][k], f.x[1][k]], [f.y[0][k], f.y[1][k]]);
+            let (wx, wy) = ([1.0 - f.fx[k], f.fx[k]], [1.0 - f.fy[k], f.fy[k]]);
+            let weights = [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]];
+            let v = weighted_sum(weights, &vals);
+            for c in 0..4 {
+                acc[c] += w * v[c];
+            }
         }
     }
 
@@ -1167,11 +1187,11 @@ fn sample_for_cpu(
 /// [`probe_footprints`]): probe k's bilinear footprint has the columns `x[0][k]`, `x[1][k]`
 /// (left, right), the rows `y[0][k]`, `y[1][k]` (top, bottom) and the fractions
 /// (fx[k], fy[k]).
-struct ProbeFootprints {
-    x: [[u32; TABLED_PROBES]; 2],
-    y: [[u32; TABLED_PROBES]; 2],
-    fx: [f32; TABLED_PROBES],
-    fy: [f32; TABLED_PROBES],
+struct ProbeFootprints<const S: usize> {
+    x: [[u32; S]; 2],
+    y: [[u32; S]; 2],
+    fx: [f32; S],
+    fy: [f32; S],
 }
 
 /// The footprints [`TextureUnit::bilinear_2d`] takes for the `n` probes at
@@ -1180,18 +1200,21 @@ struct ProbeFootprints {
 /// inside the level unless the axis repeats with a power-of-two size or clamps to its edge
 /// (the two modes whose texel is one mask or one clamp away) — else `None` (the probes then
 /// go one by one). The same operations as per probe, on fixed-length arrays of every tabled
-/// probe slot (the compiler vectorises them; slots past `n` are computed and ignored). Only
-/// for 2 ≤ `n` ≤ [`TABLED_PROBES`] (a single probe sits at the position itself, and its
-/// footprint alone is cheaper found on its own).
+/// probe slot, `S` of them (the compiler vectorises them; slots past `n` are computed and
+/// ignored). Only for 2 ≤ `n` ≤ `S` ≤ [`TABLED_PROBES`] (a single probe sits at the position
+/// itself, and its footprint alone is cheaper found on its own).
 #[inline(always)]
-fn probe_footprints(
+fn probe_footprints<const S: usize>(
     l: &Level2d,
     offset: [i32; 3],
     c0: [f32; 3],
     axis: [f32; 3],
     n: u32,
-) -> Option<ProbeFootprints> {
-    let row = PROBE_OFFSETS.get(n as usize).filter(|_| n >= 2)?;
+) -> Option<ProbeFootprints<S>> {
+    let row = PROBE_OFFSETS
+        .get(n as usize)
+        .filter(|_| n >= 2 && n as usize <= S)?
+        .first_chunk::<S>()?;
     let x = probe_axis(row, n, c0[0], axis[0], l.size[0], offset[0], l.modes[0])?;
     let y = probe_axis(row, n, c0[1], axis[1], l.size[1], offset[1], l.modes[1])?;
     Some(ProbeFootprints {
@@ -1207,15 +1230,15 @@ fn probe_footprints(
 /// when a probe below `n` is not its short case.
 #[inline(always)]
 #[allow(clippy::type_complexity)]
-fn probe_axis(
-    row: &[f32; TABLED_PROBES],
+fn probe_axis<const S: usize>(
+    row: &[f32; S],
     n: u32,
     c0: f32,
     axis: f32,
     size: u32,
     offset: i32,
     mode: AddressMode,
-) -> Option<([[u32; TABLED_PROBES]; 2], [f32; TABLED_PROBES])> {
+) -> Option<([[u32; S]; 2], [f32; S])> {
     // In 32-bit lanes: |floor| ≤ 2²³ and (below) |offset| ≤ 2²⁴ cannot overflow, and a level
     // has fewer than 2³¹ texels a side.
     if offset.unsigned_abs() > 1 << 24 || size > i32::MAX as u32 {
@@ -1234,9 +1257,9 @@ fn probe_axis(
         (i32::MIN, i32::MAX)
     };
     let any = wraps | clamps;
-    let (mut texels, mut frac) = ([[0u32; TABLED_PROBES]; 2], [0.0f32; TABLED_PROBES]);
+    let (mut texels, mut frac) = ([[0u32; S]; 2], [0.0f32; S]);
     let mut refused = false;
-    for k in 0..TABLED_PROBES {
+    for k in 0..S {
         let u = (c0 + row[k] * axis) * size as f32 - 0.5;
         let fast = u.abs() < 8_388_608.0;
         // (Zero where the short case does not hold: the conversion below needs a value in
