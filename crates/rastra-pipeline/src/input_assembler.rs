@@ -4,6 +4,8 @@
 //! and an attribute whose bytes are not all inside its vertex buffer reads as zero (missing
 //! components then take their 0, 0, 0, 1 defaults). Both count as out-of-bounds fetches.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rastra_stats::Counters;
 
 use crate::format::{IndexFormat, VertexFormat};
@@ -101,11 +103,112 @@ pub fn fetch_attribute(
     format.unpack(&bytes[..size])
 }
 
+/// [`fetch_attribute`] for the vertices of one warp — lane i is vertex `ids[i]` — written to
+/// the first `regs.len()` components' registers (`regs[c][i]`), with the same values and
+/// the same out-of-bounds count as lane by lane. The common attribute, 32-bit components
+/// stepping per vertex at word-aligned addresses, is read as words with one bounds test per
+/// lane; a per-instance attribute is fetched once for every lane.
+#[allow(clippy::too_many_arguments)]
+pub fn fetch_attribute_lanes<const L: usize>(
+    buffer: &BufferSlice<'_>,
+    format: VertexFormat,
+    offset: u64,
+    stride: u64,
+    step: VertexStepMode,
+    ids: &[u32],
+    instance: u32,
+    regs: &mut [[u32; L]],
+    counters: &mut Counters,
+) {
+    let lanes = ids.len().min(L);
+    let put = |lane: usize, value: [u32; 4], regs: &mut [[u32; L]]| {
+        for (c, reg) in regs.iter_mut().enumerate().take(4) {
+            reg[lane] = value[c];
+        }
+    };
+    if step == VertexStepMode::Instance {
+        // Every lane reads the same element: one read, its outcome counted per lane.
+        let before = counters.out_of_bounds_fetches;
+        let value = fetch_attribute(buffer, format, offset, stride, step, 0, instance, counters);
+        let missed = counters.out_of_bounds_fetches - before;
+        counters.out_of_bounds_fetches += missed * lanes.saturating_sub(1) as u64;
+        for lane in 0..lanes {
+            put(lane, value, regs);
+        }
+        return;
+    }
+    let words = format
+        .whole_words()
+        .filter(|_| (buffer.offset + offset).is_multiple_of(4) && stride.is_multiple_of(4));
+    let Some((n, one)) = words else {
+        for (lane, &id) in ids.iter().enumerate().take(lanes) {
+            let value =
+                fetch_attribute(buffer, format, offset, stride, step, id, instance, counters);
+            put(lane, value, regs);
+        }
+        return;
+    };
+    // The component count fixed per version: the lane loop's copies unrolled.
+    let fetch = match n {
+        1 => word_lanes::<1, L>,
+        2 => word_lanes::<2, L>,
+        3 => word_lanes::<3, L>,
+        _ => word_lanes::<4, L>,
+    };
+    let misses = fetch(buffer, offset, stride, &ids[..lanes], one, regs);
+    // The lanes whose words are not all inside the slice: as `fetch_attribute` reads them.
+    let mut misses = misses;
+    while misses != 0 {
+        let lane = misses.trailing_zeros() as usize;
+        misses &= misses - 1;
+        let value = fetch_attribute(
+            buffer, format, offset, stride, step, ids[lane], instance, counters,
+        );
+        put(lane, value, regs);
+    }
+}
+
+/// [`fetch_attribute_lanes`]' common case for `N` 32-bit components at word-aligned
+/// addresses: each lane's `N` words (components past `N` their 0, 0, 0, `one` defaults);
+/// returns the lanes (bit i = lane i) whose words are not all inside the slice, untouched.
+#[inline(always)]
+fn word_lanes<const N: usize, const L: usize>(
+    buffer: &BufferSlice<'_>,
+    offset: u64,
+    stride: u64,
+    ids: &[u32],
+    one: u32,
+    regs: &mut [[u32; L]],
+) -> u64 {
+    const { assert!(L <= 64, "a lane mask is 64 bits") };
+    let len = 4 * N as u64;
+    let mut misses = 0;
+    for (lane, &id) in ids.iter().enumerate().take(L) {
+        // Strides are at most 2048 and offsets inside the element (validated): no overflow.
+        let at = id as u64 * stride + offset;
+        let first = ((buffer.offset + at) / 4) as usize;
+        let words = (at + len <= buffer.size)
+            .then(|| buffer.words.get(first..first + N))
+            .flatten()
+            .and_then(|w| <&[AtomicU32; N]>::try_from(w).ok());
+        let Some(words) = words else {
+            misses |= 1 << lane;
+            continue;
+        };
+        let mut value = [0, 0, 0, one];
+        for (v, w) in value.iter_mut().zip(words) {
+            *v = w.load(Ordering::Relaxed);
+        }
+        for (reg, v) in regs.iter_mut().zip(value) {
+            reg[lane] = v;
+        }
+    }
+    misses
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use std::sync::atomic::AtomicU32;
 
     fn words(bytes: &[u8]) -> Vec<AtomicU32> {
         bytes
@@ -153,6 +256,107 @@ mod tests {
         let mut c = Counters::default();
         assert_eq!(source.fetch(0, true, &mut c), Fetched::Restart);
         assert_eq!(source.fetch(0, false, &mut c), Fetched::Vertex(0xffff));
+    }
+
+    /// A warp's fetch equals the lane-by-lane fetch, values and out-of-bounds count: every
+    /// format, per-vertex and per-instance steps, aligned and unaligned offsets and strides,
+    /// slices starting mid-buffer, vertices inside, straddling and past the end, register
+    /// counts 1…4, partial warps.
+    #[test]
+    fn warp_fetch_equals_lane_fetches() {
+        use VertexFormat::*;
+        let formats = [
+            Uint8x2,
+            Uint8x4,
+            Sint8x2,
+            Sint8x4,
+            Unorm8x2,
+            Unorm8x4,
+            Snorm8x2,
+            Snorm8x4,
+            Uint16x2,
+            Uint16x4,
+            Sint16x2,
+            Sint16x4,
+            Unorm16x2,
+            Unorm16x4,
+            Snorm16x2,
+            Snorm16x4,
+            Float16x2,
+            Float16x4,
+            Float32,
+            Float32x2,
+            Float32x3,
+            Float32x4,
+            Uint32,
+            Uint32x2,
+            Uint32x3,
+            Uint32x4,
+            Sint32,
+            Sint32x2,
+            Sint32x3,
+            Sint32x4,
+            Unorm10_10_10_2,
+            Unorm8x4Bgra,
+        ];
+        let mut s = 0x2545_f491u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let bytes: Vec<u8> = (0..1024).map(|_| next() as u8).collect();
+        let data = words(&bytes);
+        let (mut fast, mut missed) = (0, 0);
+        for case in 0..4000 {
+            let r = next();
+            let format = formats[r as usize % formats.len()];
+            let step = if r >> 8 & 7 == 0 {
+                VertexStepMode::Instance
+            } else {
+                VertexStepMode::Vertex
+            };
+            let stride = [4, 8, 12, 16, 20, 28, 6, 2][(r >> 11) as usize % 8];
+            let offset = [0, 4, 8, 2, 1][(r >> 14) as usize % 5];
+            let start = [0u64, 4, 8, 2][(r >> 17) as usize % 4];
+            let size = 1024 - start - (next() % 200) as u64;
+            let buf = BufferSlice {
+                words: &data,
+                offset: start,
+                size,
+            };
+            let lanes = 1 + next() as usize % 32;
+            let comps = 1 + (r >> 20) as usize % 4;
+            let ids: Vec<u32> = (0..lanes)
+                .map(|_| match next() % 8 {
+                    0 => next(),
+                    _ => next() % 80,
+                })
+                .collect();
+            let instance = next() % 80;
+            let mut c1 = Counters::default();
+            let mut expected = vec![[0u32; 32]; comps];
+            for (lane, &id) in ids.iter().enumerate() {
+                let v = fetch_attribute(&buf, format, offset, stride, step, id, instance, &mut c1);
+                for (c, reg) in expected.iter_mut().enumerate() {
+                    reg[lane] = v[c];
+                }
+            }
+            let mut c2 = Counters::default();
+            let mut got = vec![[0u32; 32]; comps];
+            fetch_attribute_lanes(
+                &buf, format, offset, stride, step, &ids, instance, &mut got, &mut c2,
+            );
+            assert_eq!(got, expected, "case {case}: {format:?} {step:?}");
+            assert_eq!(
+                c1.out_of_bounds_fetches, c2.out_of_bounds_fetches,
+                "case {case}"
+            );
+            fast += (format.whole_words().is_some() && (start + offset).is_multiple_of(4)) as u32;
+            missed += (c1.out_of_bounds_fetches > 0) as u32;
+        }
+        assert!(fast > 400 && missed > 400, "{fast} {missed}");
     }
 
     #[test]

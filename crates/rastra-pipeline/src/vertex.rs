@@ -12,7 +12,7 @@ use rastra_stats::Counters;
 use rastra_texture::TextureUnit;
 
 use crate::clip::ClipSpace;
-use crate::input_assembler::fetch_attribute;
+use crate::input_assembler::fetch_attribute_lanes;
 use crate::link::{RenderPipeline, VertexInputSource};
 use crate::memory::BufferSlice;
 
@@ -207,29 +207,36 @@ impl VertexShading<'_> {
             let active = lane_mask(chunk.len());
             for input in &p.vertex_inputs {
                 let regs = warp.regs_mut(input.first_reg, input.components);
-                for (lane, &id) in chunk.iter().enumerate() {
-                    let value = match input.source {
-                        VertexInputSource::Attribute {
-                            slot,
-                            format,
-                            offset,
-                            stride,
-                            step,
-                        } => fetch_attribute(
-                            &self.vertex_buffers[slot],
-                            format,
-                            offset,
-                            stride,
-                            step,
-                            id,
-                            instance,
-                            counters,
-                        ),
-                        VertexInputSource::VertexIndex => [id, 0, 0, 0],
-                        VertexInputSource::InstanceIndex => [instance, 0, 0, 0],
-                    };
-                    for (c, reg) in regs.iter_mut().enumerate() {
-                        reg[lane] = value[c];
+                match input.source {
+                    VertexInputSource::Attribute {
+                        slot,
+                        format,
+                        offset,
+                        stride,
+                        step,
+                    } => fetch_attribute_lanes(
+                        &self.vertex_buffers[slot],
+                        format,
+                        offset,
+                        stride,
+                        step,
+                        chunk,
+                        instance,
+                        regs,
+                        counters,
+                    ),
+                    // One component, the rest (if any) zero.
+                    VertexInputSource::VertexIndex | VertexInputSource::InstanceIndex => {
+                        let index = input.source == VertexInputSource::VertexIndex;
+                        for (c, reg) in regs.iter_mut().enumerate() {
+                            for (lane, &id) in chunk.iter().enumerate() {
+                                reg[lane] = match (c, index) {
+                                    (0, true) => id,
+                                    (0, false) => instance,
+                                    _ => 0,
+                                };
+                            }
+                        }
                     }
                 }
             }
