@@ -252,17 +252,41 @@ impl VertexShading<'_> {
                 out.positions[base + lane] = v;
                 out.outcodes[base + lane] = self.clip_space.outcode(&v);
             }
+            // The warp's vertices' rows of the attribute words, one varying at a time (the
+            // copies unrolled per component count).
+            let rows = &mut out.attrs[base * words..(base + chunk.len()) * words];
             for varying in &p.varyings {
                 let regs = warp.regs(varying.vs_reg, varying.components);
-                for lane in 0..chunk.len() {
-                    let at = (base + lane) * words + varying.word as usize;
-                    for (c, reg) in regs.iter().enumerate() {
-                        out.attrs[at + c] = reg[lane];
-                    }
+                let word = varying.word as usize;
+                match regs.len() {
+                    1 => store_varying::<1>(regs, rows, words, word),
+                    2 => store_varying::<2>(regs, rows, words, word),
+                    3 => store_varying::<3>(regs, rows, words, word),
+                    _ => store_varying::<4>(regs, rows, words, word),
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// Copies the `C` registers `regs` (one varying) into words `word..word + C` of each row of
+/// `words` words in `rows`, lane i to row i.
+#[inline(always)]
+fn store_varying<const C: usize>(
+    regs: &[[u32; WARP_LANES]],
+    rows: &mut [u32],
+    words: usize,
+    word: usize,
+) {
+    let regs: &[[u32; WARP_LANES]; C] = regs.try_into().expect("C registers");
+    for (lane, row) in rows.chunks_exact_mut(words).enumerate().take(WARP_LANES) {
+        let dst: &mut [u32; C] = (&mut row[word..word + C])
+            .try_into()
+            .expect("a varying's words inside its row");
+        for (d, reg) in dst.iter_mut().zip(regs) {
+            *d = reg[lane];
+        }
     }
 }
 
