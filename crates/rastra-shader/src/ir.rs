@@ -215,6 +215,11 @@ pub struct TexInst {
     pub dst: Reg,
     /// Index into `Program::textures` / `Resources::textures`.
     pub texture: u32,
+    /// Whether helper lanes need the results (`quad_mode`: they reach a derivative, a
+    /// cross-lane operation, an implicit-LOD sample or control flow). When false, texels are
+    /// fetched only for the lanes that are not helpers, and helper lanes read zeros. Set
+    /// when the program is laid out as SIMT code; the front end sets it true.
+    pub helper_results: bool,
 }
 
 /// What a [`TexInst`] asks the texture unit for.
@@ -369,3 +374,168 @@ pub enum Node {
 
 /// A sequence of nodes.
 pub type Block = Vec<Node>;
+
+/// Calls `read(first, count)` for every register range `inst` reads and `write` for every
+/// range it writes (masked writes count as reads too: the lanes they leave keep old values).
+pub(crate) fn inst_regs(
+    inst: &Inst,
+    read: &mut impl FnMut(Reg, u32),
+    write: &mut impl FnMut(Reg, u32),
+) {
+    let opt = |r: Option<Reg>, n: u32, read: &mut dyn FnMut(Reg, u32)| {
+        if let Some(r) = r {
+            read(r, n)
+        }
+    };
+    match inst {
+        Inst::Const { dst, .. } | Inst::BufferLen { dst, .. } | Inst::LaneId { dst } => {
+            write(*dst, 1)
+        }
+        Inst::Mov { dst, src }
+        | Inst::Unary { dst, a: src, .. }
+        | Inst::Derivative { dst, src, .. }
+        | Inst::SubgroupOp { dst, src, .. } => {
+            read(*src, 1);
+            write(*dst, 1);
+        }
+        Inst::Store { dst, src } => {
+            read(*src, 1);
+            read(*dst, 1);
+            write(*dst, 1);
+        }
+        Inst::LoadIndexed {
+            dst,
+            base,
+            len,
+            index,
+            ..
+        } => {
+            read(*base, *len);
+            read(*index, 1);
+            write(*dst, 1);
+        }
+        Inst::StoreIndexed {
+            base,
+            len,
+            index,
+            src,
+            ..
+        } => {
+            read(*index, 1);
+            read(*src, 1);
+            read(*base, *len);
+            write(*base, *len);
+        }
+        Inst::Binary { dst, a, b, .. } => {
+            read(*a, 1);
+            read(*b, 1);
+            write(*dst, 1);
+        }
+        Inst::Ternary { dst, a, b, c, .. } => {
+            read(*a, 1);
+            read(*b, 1);
+            read(*c, 1);
+            write(*dst, 1);
+        }
+        Inst::Load { dst, offset, .. } => {
+            opt(*offset, 1, read);
+            write(*dst, 1);
+        }
+        Inst::StoreMem { offset, src, .. } => {
+            opt(*offset, 1, read);
+            read(*src, 1);
+        }
+        Inst::Atomic {
+            dst, offset, value, ..
+        } => {
+            opt(*offset, 1, read);
+            read(*value, 1);
+            write(*dst, 1);
+        }
+        Inst::CompareExchange {
+            dst,
+            offset,
+            compare,
+            value,
+            ..
+        } => {
+            opt(*offset, 1, read);
+            read(*compare, 1);
+            read(*value, 1);
+            write(*dst, 2);
+        }
+        Inst::Barrier => {}
+        Inst::Ballot { dst, pred } => {
+            read(*pred, 1);
+            write(*dst, 4);
+        }
+        Inst::Shuffle {
+            dst, src, index, ..
+        } => {
+            read(*src, 1);
+            read(*index, 1);
+            write(*dst, 1);
+        }
+        Inst::Texture(t) => {
+            match &t.op {
+                TexOp::Sample {
+                    coords,
+                    array_index,
+                    offset,
+                    lod,
+                    depth_ref,
+                    ..
+                } => {
+                    read(*coords, 4);
+                    opt(*array_index, 1, read);
+                    opt(*offset, 4, read);
+                    opt(*depth_ref, 1, read);
+                    match *lod {
+                        SampleLod::Bias(r) | SampleLod::Level(r) => read(r, 1),
+                        SampleLod::Grad { ddx, ddy } => {
+                            read(ddx, 4);
+                            read(ddy, 4);
+                        }
+                        SampleLod::Implicit | SampleLod::Zero => {}
+                    }
+                }
+                TexOp::Load {
+                    coords,
+                    array_index,
+                    level,
+                    sample,
+                    ..
+                } => {
+                    read(*coords, 4);
+                    opt(*array_index, 1, read);
+                    opt(*level, 1, read);
+                    opt(*sample, 1, read);
+                }
+                TexOp::Size { level, .. } => opt(*level, 1, read),
+                TexOp::NumLevels | TexOp::NumLayers | TexOp::NumSamples => {}
+            }
+            write(t.dst, 4);
+        }
+        Inst::Image(i) => match &i.op {
+            ImageOp::Load {
+                dst, coords, layer, ..
+            } => {
+                read(*coords, 4);
+                opt(*layer, 1, read);
+                write(*dst, 4);
+            }
+            ImageOp::Store {
+                coords,
+                layer,
+                value,
+                ..
+            } => {
+                read(*coords, 4);
+                opt(*layer, 1, read);
+                read(*value, 4);
+            }
+            ImageOp::Size { dst, components } => write(*dst, *components),
+            ImageOp::NumLayers { dst } => write(*dst, 1),
+        },
+    }
+}

@@ -32,6 +32,7 @@ mod alu;
 mod image;
 mod jit;
 mod pow;
+mod quad_mode;
 mod simt;
 mod texture;
 mod trig;

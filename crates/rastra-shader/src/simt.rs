@@ -159,6 +159,7 @@ impl Code {
         };
         b.block(block);
         b.ops.push(Op::End);
+        crate::quad_mode::mark_helper_results(&mut b.insts, &b.ops);
         Code {
             ops: b.ops,
             insts: b.insts,

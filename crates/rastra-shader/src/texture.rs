@@ -4,7 +4,8 @@
 //! [`TextureUnit`], then scattering the four results into the destination registers.
 //!
 //! Lanes that are not active still supply coordinates (so a quad's implicit LOD stays
-//! defined) but read no texels. A binding the pipeline did not supply, or a request the
+//! defined) but read no texels; neither do helper lanes when nothing reads their results
+//! (`quad_mode`). A binding the pipeline did not supply, or a request the
 //! texture unit rejects, reads zeros — API validation keeps both from happening.
 
 use rastra_texture::{Lod, Quad, TextureUnit};
@@ -35,15 +36,24 @@ fn lane(regs: &Regs, r: Option<Reg>, l: usize, default: u32) -> u32 {
     r.map_or(default, |r| regs[r.0 as usize][l])
 }
 
-/// Executes `t` for the lanes in `mask`.
+/// Executes `t` for the lanes in `mask`; `effects` are those that are not helpers, the only
+/// ones that read texels when helper lanes do not need the results
+/// ([`TexInst::helper_results`]; the others get zeros).
 pub(crate) fn execute(
     regs: &mut Regs,
     t: &TexInst,
     mask: Mask,
+    effects: Mask,
     res: &Resources,
     unit: &mut TextureUnit,
 ) {
     let mut out = [[0u32; WARP_LANES]; 4];
+    // The lanes that get results.
+    let wanted = if t.helper_results {
+        mask
+    } else {
+        mask & effects
+    };
     if let Some(b) = res.textures.get(t.texture as usize) {
         let view = b.view;
         match t.op {
@@ -66,7 +76,7 @@ pub(crate) fn execute(
                 sample,
             } => {
                 for q in 0..WARP_LANES / 4 {
-                    let lanes = quad_lanes(mask, q);
+                    let lanes = quad_lanes(wanted, q);
                     if lanes == 0 {
                         continue;
                     }
@@ -118,7 +128,7 @@ pub(crate) fn execute(
                     v.clamp(half, 1.0 - half)
                 };
                 for q in 0..WARP_LANES / 4 {
-                    let lanes = quad_lanes(mask, q);
+                    let lanes = quad_lanes(wanted, q);
                     if lanes == 0 {
                         continue;
                     }

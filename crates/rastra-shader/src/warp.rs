@@ -543,7 +543,7 @@ pub(crate) fn exec_one(
             let (x, y, z) = (regs[a.0 as usize], regs[b.0 as usize], regs[c.0 as usize]);
             op.eval_lanes(&x, &y, &z, &mut regs[dst.0 as usize]);
         }
-        Inst::Texture(ref t) => crate::texture::execute(regs, t, mask, resources, unit),
+        Inst::Texture(ref t) => crate::texture::execute(regs, t, mask, effects, resources, unit),
         Inst::Image(ref i) => crate::image::execute(regs, i, mask, effects, resources),
         _ => exec_inst(regs, inst, mask, effects, &MemCx { resources, shared }),
     }

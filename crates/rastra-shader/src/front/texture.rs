@@ -45,7 +45,12 @@ impl<'m> Lowerer<'m> {
 
     fn tex(&mut self, texture: u32, op: TexOp, words: u32) -> R<Value> {
         let dst = self.alloc(4)?;
-        self.emit(Inst::Texture(Box::new(TexInst { op, dst, texture })));
+        self.emit(Inst::Texture(Box::new(TexInst {
+            op,
+            dst,
+            texture,
+            helper_results: true,
+        })));
         Ok(Value::Regs { first: dst, words })
     }
 
