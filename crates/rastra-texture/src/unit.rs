@@ -448,7 +448,8 @@ impl TextureUnit {
 
     // ---- the pipeline ------------------------------------------------------------------
 
-    /// Per-lane positions (faces projected for cubes) and LODs.
+    /// Per-lane positions (faces projected for cubes) and LODs (the LODs of the lanes that
+    /// want results; the others keep a placeholder).
     #[inline(always)]
     fn setup(
         &self,
@@ -495,6 +496,11 @@ impl TextureUnit {
             axis: [0.0; 3],
         }; 4];
         for (l, out) in lods.iter_mut().enumerate() {
+            // A lane that wants no result samples nothing: its LOD is never read (its
+            // coordinates still enter the other lanes' gradients).
+            if quad.lanes >> l & 1 == 0 {
+                continue;
+            }
             *out = 'lane: {
                 let Some((dx, dy)) = grads(l) else {
                     let lambda = match lod {
