@@ -155,9 +155,8 @@ pub fn fetch_attribute_lanes<const L: usize>(
         3 => word_lanes::<3, L>,
         _ => word_lanes::<4, L>,
     };
-    let misses = fetch(buffer, offset, stride, &ids[..lanes], one, regs);
+    let mut misses = fetch(buffer, offset, stride, &ids[..lanes], one, regs);
     // The lanes whose words are not all inside the slice: as `fetch_attribute` reads them.
-    let mut misses = misses;
     while misses != 0 {
         let lane = misses.trailing_zeros() as usize;
         misses &= misses - 1;

@@ -56,13 +56,10 @@ pub(crate) fn mark_helper_results(insts: &mut [Inst], ops: &[Op]) {
         .collect();
     num_regs = num_regs.max(control.iter().map(|&x| x + 1).max().unwrap_or(0));
     // Per instruction, the registers whose values it reads in other lanes.
-    let quad_reads: Vec<(usize, Vec<u32>)> = insts
+    let quad_reads: Vec<Vec<u32>> = insts
         .iter()
-        .enumerate()
-        .filter_map(|(j, inst)| {
-            let r = cross_lane_reads(inst);
-            (!r.is_empty()).then_some((j, r))
-        })
+        .map(cross_lane_reads)
+        .filter(|r| !r.is_empty())
         .collect();
     let mut carrying = vec![false; num_regs as usize];
     for i in 0..insts.len() {
@@ -88,7 +85,7 @@ pub(crate) fn mark_helper_results(insts: &mut [Inst], ops: &[Op]) {
         let needed = control.iter().any(|&x| carrying[x as usize])
             || quad_reads
                 .iter()
-                .any(|(_, r)| r.iter().any(|&x| carrying.get(x as usize) == Some(&true)));
+                .any(|r| r.iter().any(|&x| carrying.get(x as usize) == Some(&true)));
         if let Inst::Texture(t) = &mut insts[i] {
             t.helper_results = needed;
         }
