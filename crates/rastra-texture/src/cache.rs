@@ -945,8 +945,10 @@ impl TexelCache {
 
 /// The single-L2-line fill's decode for 4-byte unorm8 texels: `bytes` holds a square line's
 /// texels in Morton order (`storage`), two at a time through
-/// [`Unorm8Decoder::decode_pair_avx2`] — the values the per-texel decode gives — each stored
-/// at its row-major place in `line` (`lw` texels a row).
+/// [`Unorm8Decoder::decode_pair_avx2`] — the values the per-texel decode gives — each pair
+/// stored at its row-major place in `line` (`lw` texels a row). Morton elements 2k and
+/// 2k + 1 differ only in bit 0 of x: the same row, columns x and x + 1 (x even), so a pair
+/// is one 32-byte store.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA, and `d` must decode four-byte texels.
@@ -958,13 +960,14 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
         let pair: &[u8; 8] = pair.try_into().expect("chunks of eight bytes");
         // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
         let v = unsafe { d.decode_pair_avx2(pair) };
-        let halves = [_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v)];
-        for (k, half) in halves.into_iter().enumerate() {
-            let (tx, ty) = demorton8((2 * p + k) as u32);
-            let texel = &mut line[(ty * lw + tx) as usize];
-            // SAFETY: a 16-byte store into a four-word texel.
-            unsafe { _mm_storeu_ps(texel.as_mut_ptr().cast(), half) };
-        }
+        let (tx, ty) = demorton8(2 * p as u32);
+        debug_assert!(tx % 2 == 0 && tx + 1 < lw);
+        let at = (ty * lw + tx) as usize;
+        let texels: &mut [[u32; 4]; 2] = (&mut line[at..at + 2])
+            .try_into()
+            .expect("two texels");
+        // SAFETY: a 32-byte store into two four-word texels.
+        unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
     }
 }
 
