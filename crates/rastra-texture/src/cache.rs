@@ -488,6 +488,14 @@ pub(crate) struct TexelCache {
     l2_line_bytes: u64,
     /// Scratch: the L2 lines the current fill has read.
     fill_lines: Vec<u64>,
+    /// The surfaces the last fills of the commonest kind were for, and what those fills
+    /// found out about them (see [`QuickFill`]), replaced in turn — kept so the next fill
+    /// of such a surface skips the format and layout tests (a trilinear footprint fills
+    /// from two levels, alternately). Cleared with the sources (their indices name
+    /// surfaces).
+    quick: [Option<QuickFill>; QUICK_SURFACES],
+    /// The `quick` entry the next plan replaces.
+    quick_next: usize,
     /// Scratch: the compressed block the current fill decoded last (kept here so a fill
     /// neither allocates nor clears a block-sized buffer).
     block: Box<[[f32; 4]; MAX_BLOCK_TEXELS]>,
@@ -520,6 +528,8 @@ impl TexelCache {
             clock: 0,
             l2_line_bytes: config.l2_line_bytes as u64,
             fill_lines: Vec::new(),
+            quick: [None; QUICK_SURFACES],
+            quick_next: 0,
             block: Box::new([[0.0; 4]; MAX_BLOCK_TEXELS]),
             l2,
             stats: TexelCacheStats::default(),
@@ -530,6 +540,7 @@ impl TexelCache {
     pub fn invalidate(&mut self) {
         self.tags.fill((LineKey::EMPTY, 0));
         self.sources.clear();
+        self.quick = [None; QUICK_SURFACES];
     }
 
     /// The L1's index for `src`: sources get indices in the order they are first seen
@@ -791,6 +802,16 @@ impl TexelCache {
         if self.data.is_empty() {
             self.data = vec![[0; 4]; self.tags.len() * self.line_texels];
         }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(q) = self
+            .quick
+            .into_iter()
+            .flatten()
+            .find(|q| q.surface == key.surface)
+            && self.fill_quick(&q, src, key, (lw, lh), way)
+        {
+            return;
+        }
         let tex = src.texture;
         let format = src.format;
         let (bw, bh) = format.block_dims();
@@ -855,6 +876,12 @@ impl TexelCache {
                     // decoder takes four-byte texels.
                     unsafe { fill_pairs_avx2(d, &bytes[..n * eb], line, lw) };
                     self.fill_lines = l2_lines;
+                    self.quick[self.quick_next] = Some(QuickFill {
+                        surface: key.surface,
+                        elems: [ew, eh],
+                        decoder: *d,
+                    });
+                    self.quick_next = (self.quick_next + 1) % QUICK_SURFACES;
                     return;
                 }
                 for (m, t) in bytes.chunks_exact(eb).take(n).enumerate() {
@@ -943,6 +970,70 @@ impl TexelCache {
     }
 }
 
+/// Surfaces [`TexelCache`] keeps fill plans for.
+const QUICK_SURFACES: usize = 4;
+
+/// What a fill of the commonest kind — a square line of four-byte unorm8 texels (one
+/// texel per element, single-sampled, not 1D, the line inside the level) read from one L2
+/// line and decoded in pairs on an AVX2 CPU — found out about its surface: the level's
+/// size in elements and the format's decoder. The next fill of the same surface
+/// ([`TexelCache::fill_quick`]) only redoes what depends on the line.
+#[derive(Clone, Copy, Debug)]
+struct QuickFill {
+    surface: u64,
+    elems: [u32; 2],
+    decoder: Unorm8Decoder,
+}
+
+impl TexelCache {
+    /// [`TexelCache::fill`] of line `key` on the surface `q` was made for, when the line is
+    /// inside the level and its texels lie in one L2 line: the L2 request and the pair
+    /// decode the general path makes for such a line (so the same accesses and the same
+    /// values). Returns false, having done nothing, for any other line.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn fill_quick(
+        &mut self,
+        q: &QuickFill,
+        src: &Source,
+        key: &LineKey,
+        (lw, lh): (u32, u32),
+        way: usize,
+    ) -> bool {
+        let tex = src.texture;
+        if (key.lx() + 1) * lw > q.elems[0] || (key.ly() + 1) * lh > q.elems[1] {
+            return false;
+        }
+        let n = (lw * lh) as usize;
+        let Some(base) = tex.element_offset(key.level(), key.slice(), key.lx() * lw, key.ly() * lh)
+        else {
+            return false;
+        };
+        let Some(bytes) = tex.elements_at(base, n) else {
+            return false;
+        };
+        let lb = self.l2_line_bytes;
+        let first_address = (tex.id() << 40) | base;
+        let line_of = |a: u64| {
+            if lb.is_power_of_two() {
+                a >> lb.trailing_zeros()
+            } else {
+                a / lb
+            }
+        };
+        let l = line_of(first_address);
+        if l != line_of(first_address + 4 * n as u64 - 1) {
+            return false;
+        }
+        request_l2(&mut self.l2, &mut self.stats, l * lb, tex.generation());
+        let line = &mut self.data[way * self.line_texels..(way + 1) * self.line_texels];
+        // SAFETY: the plan is only made on a CPU with AVX2 and FMA (`wide()`), for a
+        // decoder of four-byte texels.
+        unsafe { fill_pairs_avx2(&q.decoder, bytes, line, lw) };
+        true
+    }
+}
+
 /// The single-L2-line fill's decode for 4-byte unorm8 texels: `bytes` holds a square line's
 /// texels in Morton order (`storage`), two at a time through
 /// [`Unorm8Decoder::decode_pair_avx2`] — the values the per-texel decode gives — each pair
@@ -963,9 +1054,7 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
         let (tx, ty) = demorton8(2 * p as u32);
         debug_assert!(tx % 2 == 0 && tx + 1 < lw);
         let at = (ty * lw + tx) as usize;
-        let texels: &mut [[u32; 4]; 2] = (&mut line[at..at + 2])
-            .try_into()
-            .expect("two texels");
+        let texels: &mut [[u32; 4]; 2] = (&mut line[at..at + 2]).try_into().expect("two texels");
         // SAFETY: a 32-byte store into two four-word texels.
         unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
     }
@@ -1111,6 +1200,80 @@ mod tests {
             }
             assert_eq!(hinted.stats, searching.stats);
             assert_eq!(hinted.tags, searching.tags);
+        }
+    }
+
+    /// Fills through the kept plans ([`QuickFill`]) give what the general fill gives — the
+    /// same ways, decoded texels, L1 and L2 counts and tags — for sRGB and BGRA textures
+    /// with random texels, on levels whose lines lie inside them and on the small levels
+    /// whose lines do not, with invalidations between: one cache keeps its plans, the
+    /// other forgets them before every access.
+    #[test]
+    fn quick_fills_equal_the_general_fill() {
+        use crate::storage::TextureCopy;
+        let mut s = 0x9e37_79b9u32;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let formats = [TextureFormat::Rgba8UnormSrgb, TextureFormat::Bgra8Unorm];
+        let textures: Vec<Texture> = formats
+            .iter()
+            .map(|&f| {
+                let mut t = Texture::new(TextureDesc::d2(64, 64, f).with_mips(7)).unwrap();
+                for level in 0..7 {
+                    let side = 64 >> level;
+                    let bytes: Vec<u8> = (0..side * side * 4).map(|_| next() as u8).collect();
+                    let at = TextureCopy {
+                        mip_level: level,
+                        ..TextureCopy::default()
+                    };
+                    t.write_packed(at, &bytes, [side, side, 1]).unwrap();
+                }
+                t
+            })
+            .collect();
+        let config = CacheConfig::default();
+        let (mut kept, mut forgot) = (
+            TexelCache::new(config, false),
+            TexelCache::new(config, false),
+        );
+        let mut with_plans = 0;
+        for i in 0..100_000u32 {
+            let r = next();
+            let k = (r & 1) as usize;
+            let src = Source {
+                texture: &textures[k],
+                format: formats[k],
+                aspect: TextureAspect::All,
+            };
+            let level = (r >> 1) % 7;
+            let lines = (16 >> level).max(1) + 1;
+            let (lx, ly) = ((r >> 4) % lines, (r >> 12) % lines);
+            forgot.quick = [None; QUICK_SURFACES];
+            let planned = kept.quick.iter().flatten().count();
+            let (a, b) = (kept.surface(&src, level, 0), forgot.surface(&src, level, 0));
+            let wa = kept.access_hashed(&src, &a.key.at(lx, ly), a.hash, a.dims);
+            let wb = forgot.access_hashed(&src, &b.key.at(lx, ly), b.hash, b.dims);
+            assert_eq!(wa, wb, "access {i}");
+            let n = kept.line_texels;
+            assert_eq!(
+                kept.data[wa * n..(wa + 1) * n],
+                forgot.data[wb * n..(wb + 1) * n],
+                "access {i}"
+            );
+            with_plans += (planned > 0) as u32;
+            if i % 20_000 == 19_999 {
+                kept.invalidate();
+                forgot.invalidate();
+            }
+        }
+        assert_eq!(kept.stats, forgot.stats);
+        assert_eq!(kept.tags, forgot.tags);
+        if crate::cpu::wide() {
+            assert!(with_plans > 10_000, "{with_plans}");
         }
     }
 }
