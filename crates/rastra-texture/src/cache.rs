@@ -434,6 +434,7 @@ impl<'a> Surface<'a> {
 
 /// A fill reads the L2 line at byte `address` (of a texture at `generation`): counted, and
 /// looked up in the unit's own L2 or logged for the shared one.
+#[inline]
 fn request_l2(l2: &mut L2Port, stats: &mut TexelCacheStats, address: u64, generation: u64) {
     stats.l2_accesses += 1;
     let request = L2Request {
@@ -805,9 +806,10 @@ impl TexelCache {
         #[cfg(target_arch = "x86_64")]
         if let Some(q) = self
             .quick
-            .into_iter()
+            .iter()
             .flatten()
             .find(|q| q.surface == key.surface)
+            .copied()
             && self.fill_quick(&q, src, key, (lw, lh), way)
         {
             return;
