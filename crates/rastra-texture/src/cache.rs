@@ -344,11 +344,7 @@ impl L2Cache {
     /// (tile order): powers of two divide by shifting, and the tags are searched apart from
     /// the use times.
     fn access(&mut self, address: u64, generation: u64) -> bool {
-        let line = if self.line_bytes.is_power_of_two() {
-            address >> self.line_bytes.trailing_zeros()
-        } else {
-            address / self.line_bytes
-        };
+        let line = l2_line_of(self.line_bytes, address);
         let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let h = ((mix >> 32) ^ line) as usize;
         let set = if self.sets.is_power_of_two() {
@@ -429,6 +425,17 @@ impl<'a> Surface<'a> {
             x,
             y,
         }
+    }
+}
+
+/// The memory line (of `lb` bytes, the L2's line size) holding byte address `a`: a shift
+/// for the usual power-of-two size.
+#[inline(always)]
+fn l2_line_of(lb: u64, a: u64) -> u64 {
+    if lb.is_power_of_two() {
+        a >> lb.trailing_zeros()
+    } else {
+        a / lb
     }
 }
 
@@ -853,13 +860,7 @@ impl TexelCache {
             let eb = elem_bytes as usize;
             let lb = self.l2_line_bytes;
             let first_address = (tex.id() << 40) | base;
-            let line_of = |a: u64| {
-                if lb.is_power_of_two() {
-                    a >> lb.trailing_zeros()
-                } else {
-                    a / lb
-                }
-            };
+            let line_of = |a: u64| l2_line_of(lb, a);
             let n = (lw * lh) as usize;
             let single = line_of(first_address) == line_of(first_address + (n * eb) as u64 - 1);
             if single {
@@ -933,13 +934,7 @@ impl TexelCache {
                 if decoded != Some((ex, ey)) {
                     // A new element: its bytes come through the L2.
                     let lb = self.l2_line_bytes;
-                    let line_of = |a: u64| {
-                        if lb.is_power_of_two() {
-                            a >> lb.trailing_zeros()
-                        } else {
-                            a / lb
-                        }
-                    };
+                    let line_of = |a: u64| l2_line_of(lb, a);
                     let first = line_of(address);
                     let last = line_of(address + elem_bytes - 1);
                     for l in first..=last {
@@ -1016,13 +1011,7 @@ impl TexelCache {
         };
         let lb = self.l2_line_bytes;
         let first_address = (tex.id() << 40) | base;
-        let line_of = |a: u64| {
-            if lb.is_power_of_two() {
-                a >> lb.trailing_zeros()
-            } else {
-                a / lb
-            }
-        };
+        let line_of = |a: u64| l2_line_of(lb, a);
         let l = line_of(first_address);
         if l != line_of(first_address + 4 * n as u64 - 1) {
             return false;
