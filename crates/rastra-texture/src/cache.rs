@@ -500,9 +500,11 @@ pub(crate) struct TexelCache {
     /// found out about them (see [`QuickFill`]), replaced in turn — kept so the next fill
     /// of such a surface skips the format and layout tests (a trilinear footprint fills
     /// from two levels, alternately). Cleared with the sources (their indices name
-    /// surfaces).
+    /// surfaces). (Only x86-64 has the pair decode the plans serve.)
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     quick: [Option<QuickFill>; QUICK_SURFACES],
     /// The `quick` entry the next plan replaces.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     quick_next: usize,
     /// Scratch: the compressed block the current fill decoded last (kept here so a fill
     /// neither allocates nor clears a block-sized buffer).
@@ -976,6 +978,7 @@ const QUICK_SURFACES: usize = 4;
 /// size in elements and the format's decoder. The next fill of the same surface
 /// ([`TexelCache::fill_quick`]) only redoes what depends on the line.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct QuickFill {
     surface: u64,
     elems: [u32; 2],
