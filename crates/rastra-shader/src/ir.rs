@@ -478,35 +478,39 @@ pub(crate) fn inst_regs(
         }
         Inst::Texture(t) => {
             match &t.op {
+                // Exactly what `texture::execute` reads: at most three coordinate, offset
+                // and gradient components.
                 TexOp::Sample {
                     coords,
+                    coord_count,
                     array_index,
                     offset,
                     lod,
                     depth_ref,
                     ..
                 } => {
-                    read(*coords, 4);
+                    let n = (*coord_count).min(3);
+                    read(*coords, n);
                     opt(*array_index, 1, read);
-                    opt(*offset, 4, read);
+                    opt(*offset, n, read);
                     opt(*depth_ref, 1, read);
                     match *lod {
                         SampleLod::Bias(r) | SampleLod::Level(r) => read(r, 1),
                         SampleLod::Grad { ddx, ddy } => {
-                            read(ddx, 4);
-                            read(ddy, 4);
+                            read(ddx, n);
+                            read(ddy, n);
                         }
                         SampleLod::Implicit | SampleLod::Zero => {}
                     }
                 }
                 TexOp::Load {
                     coords,
+                    coord_count,
                     array_index,
                     level,
                     sample,
-                    ..
                 } => {
-                    read(*coords, 4);
+                    read(*coords, (*coord_count).min(3));
                     opt(*array_index, 1, read);
                     opt(*level, 1, read);
                     opt(*sample, 1, read);

@@ -8,9 +8,11 @@
 //!
 //! The analysis is flow-insensitive and conservative: a register counts as carrying the
 //! result if any instruction that reads a carrying register writes it, anywhere in the
-//! program and in any order (so loops are covered), and reads are over-approximated as
-//! [`inst_regs`] does. A result marked helper-free is therefore never read by a derivative,
-//! a cross-lane operation, an implicit-LOD sample or a control op, on any path.
+//! program and in any order (so loops are covered), with reads and writes as [`inst_regs`]
+//! gives them (a texture instruction's exactly: a wider count could reach the registers of
+//! outputs written from a sample's result — a false path back into the quad's
+//! coordinates). A result marked helper-free is therefore never read by a derivative, a
+//! cross-lane operation, an implicit-LOD sample or a control op, on any path.
 
 use crate::ir::{Inst, Reg, SampleLod, TexOp, inst_regs};
 use crate::simt::Op;
@@ -32,12 +34,6 @@ pub(crate) fn mark_helper_results(insts: &mut [Inst], ops: &[Op]) {
             &mut |first: Reg, n| r.extend(first.0..first.0 + n),
             &mut |first: Reg, n| w.extend(first.0..first.0 + n),
         );
-        // A texture instruction's reads exactly: `inst_regs` counts four registers per
-        // operand, which may be the registers of outputs written from a sample's result —
-        // a false path from the result back into the quad's coordinates.
-        if let Inst::Texture(t) = inst {
-            r = texture_reads(&t.op);
-        }
         num_regs = num_regs.max(r.iter().chain(&w).map(|&x| x + 1).max().unwrap_or(0));
         reads.push(r);
         writes.push(w);
@@ -89,53 +85,6 @@ pub(crate) fn mark_helper_results(insts: &mut [Inst], ops: &[Op]) {
         if let Inst::Texture(t) = &mut insts[i] {
             t.helper_results = needed;
         }
-    }
-}
-
-/// The registers a texture instruction reads (what `texture::execute` reads: at most three
-/// coordinate, offset and gradient components).
-fn texture_reads(op: &TexOp) -> Vec<u32> {
-    let span = |r: Reg, n: u32| r.0..r.0 + n.min(3);
-    let one = |r: Option<Reg>| r.map(|r| r.0);
-    match *op {
-        TexOp::Sample {
-            coords,
-            coord_count,
-            array_index,
-            offset,
-            lod,
-            depth_ref,
-            ..
-        } => {
-            let mut r: Vec<u32> = span(coords, coord_count).collect();
-            r.extend(one(array_index));
-            r.extend(offset.map(|o| span(o, coord_count)).into_iter().flatten());
-            r.extend(one(depth_ref));
-            match lod {
-                SampleLod::Bias(b) | SampleLod::Level(b) => r.push(b.0),
-                SampleLod::Grad { ddx, ddy } => {
-                    r.extend(span(ddx, coord_count));
-                    r.extend(span(ddy, coord_count));
-                }
-                SampleLod::Implicit | SampleLod::Zero => {}
-            }
-            r
-        }
-        TexOp::Load {
-            coords,
-            coord_count,
-            array_index,
-            level,
-            sample,
-        } => {
-            let mut r: Vec<u32> = span(coords, coord_count).collect();
-            r.extend(one(array_index));
-            r.extend(one(level));
-            r.extend(one(sample));
-            r
-        }
-        TexOp::Size { level, .. } => one(level).into_iter().collect(),
-        TexOp::NumLevels | TexOp::NumLayers | TexOp::NumSamples => Vec::new(),
     }
 }
 
