@@ -112,6 +112,43 @@ pub enum VertexFormat {
 }
 
 impl VertexFormat {
+    /// Every vertex format, for tests that cover them all.
+    #[cfg(test)]
+    pub(crate) const ALL: [VertexFormat; 32] = [
+        VertexFormat::Uint8x2,
+        VertexFormat::Uint8x4,
+        VertexFormat::Sint8x2,
+        VertexFormat::Sint8x4,
+        VertexFormat::Unorm8x2,
+        VertexFormat::Unorm8x4,
+        VertexFormat::Snorm8x2,
+        VertexFormat::Snorm8x4,
+        VertexFormat::Uint16x2,
+        VertexFormat::Uint16x4,
+        VertexFormat::Sint16x2,
+        VertexFormat::Sint16x4,
+        VertexFormat::Unorm16x2,
+        VertexFormat::Unorm16x4,
+        VertexFormat::Snorm16x2,
+        VertexFormat::Snorm16x4,
+        VertexFormat::Float16x2,
+        VertexFormat::Float16x4,
+        VertexFormat::Float32,
+        VertexFormat::Float32x2,
+        VertexFormat::Float32x3,
+        VertexFormat::Float32x4,
+        VertexFormat::Uint32,
+        VertexFormat::Uint32x2,
+        VertexFormat::Uint32x3,
+        VertexFormat::Uint32x4,
+        VertexFormat::Sint32,
+        VertexFormat::Sint32x2,
+        VertexFormat::Sint32x3,
+        VertexFormat::Sint32x4,
+        VertexFormat::Unorm10_10_10_2,
+        VertexFormat::Unorm8x4Bgra,
+    ];
+
     /// (component count, bytes per component or 0 for packed formats, kind).
     const fn shape(self) -> (usize, usize, AttributeKind) {
         use AttributeKind::*;
