@@ -152,6 +152,16 @@ impl<'a> SharedSurface<'a> {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
     }
 
+    /// The address of the 16 bytes `at..at + 16` of the surface (a quad of 4-byte texels),
+    /// for writes in place through raw pointers; using it carries [`SharedSurface::texels_mut`]'s
+    /// obligation.
+    #[inline]
+    pub fn quad_ptr(&self, at: usize) -> *mut [u8; 16] {
+        assert!(at + 16 <= self.len, "texel range outside the surface");
+        // SAFETY: in bounds (checked above); no reference is made.
+        unsafe { self.ptr.add(at).cast() }
+    }
+
     /// Asks the memory system for the cache lines of bytes `at..at + len` (clamped to the
     /// surface): a hint, which reads and changes nothing.
     #[inline(always)]

@@ -418,12 +418,14 @@ impl Rop {
     /// and constants once. Returns (samples written, samples blended).
     ///
     /// # Safety
-    /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`).
+    /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`). Every
+    /// pointer addresses 16 bytes readable and writable for the call, which nothing else
+    /// accesses meanwhile, and the quads are different bytes.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
     pub unsafe fn write_quad_pairs_avx2<const N: usize>(
         &self,
-        texels: [[&mut [u8; 16]; 2]; N],
+        texels: [[*mut [u8; 16]; 2]; N],
         coverage: &[[u8; 4]],
         regs: &[[u32; WARP_LANES]],
         first: usize,
@@ -433,27 +435,73 @@ impl Rop {
         let blend = self.state.blend.is_some();
         let alpha = self.blend_path == BlendPath::Alpha;
         let (t, c, r, f) = (texels, coverage, regs, first);
-        match (self.srgb, blend, alpha) {
-            (false, false, _) => self.quad_pairs::<N, false, false, false>(t, c, r, f),
-            (false, true, false) => self.quad_pairs::<N, false, true, false>(t, c, r, f),
-            (false, true, true) => self.quad_pairs::<N, false, true, true>(t, c, r, f),
-            (true, false, _) => self.quad_pairs::<N, true, false, false>(t, c, r, f),
-            (true, true, false) => self.quad_pairs::<N, true, true, false>(t, c, r, f),
-            (true, true, true) => self.quad_pairs::<N, true, true, true>(t, c, r, f),
+        // SAFETY: the caller's contract.
+        unsafe {
+            match (self.srgb, blend, alpha) {
+                (false, false, _) => self.quad_pairs::<_, false, false, false>(t, N, c, r, f),
+                (false, true, false) => self.quad_pairs::<_, false, true, false>(t, N, c, r, f),
+                (false, true, true) => self.quad_pairs::<_, false, true, true>(t, N, c, r, f),
+                (true, false, _) => self.quad_pairs::<_, true, false, false>(t, N, c, r, f),
+                (true, true, false) => self.quad_pairs::<_, true, true, false>(t, N, c, r, f),
+                (true, true, true) => self.quad_pairs::<_, true, true, true>(t, N, c, r, f),
+            }
         }
     }
 
-    /// [`Rop::write_quad_pairs_avx2`] for a target that is sRGB when `SRGB`, blends when
-    /// `BLEND` — by source alpha when `ALPHA`, else with a source factor of one.
+    /// [`Rop::write_quad_pairs_avx2`] for a run of pairs given by address: pair `k`'s
+    /// quads are `texels[k]`, written in order — a quad may reappear in a later pair (two
+    /// triangles' quads at one position in a warp), which then blends over what the earlier
+    /// pair wrote, as quad-by-quad writes would. One call for a warp's run of pairs takes
+    /// the target's settings and constants once.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`). Every
+    /// pointer addresses 16 bytes readable and writable for the call, which nothing else
+    /// accesses meanwhile, and the two quads of a pair are different bytes.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
-    fn quad_pairs<const N: usize, const SRGB: bool, const BLEND: bool, const ALPHA: bool>(
+    pub unsafe fn write_quad_pair_run_avx2(
         &self,
-        texels: [[&mut [u8; 16]; 2]; N],
+        texels: &[[*mut [u8; 16]; 2]],
         coverage: &[[u8; 4]],
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
+        let blend = self.state.blend.is_some();
+        let alpha = self.blend_path == BlendPath::Alpha;
+        let (t, n, c, r, f) = (texels.iter().copied(), texels.len(), coverage, regs, first);
+        // SAFETY: this function's contract.
+        unsafe {
+            match (self.srgb, blend, alpha) {
+                (false, false, _) => self.quad_pairs::<_, false, false, false>(t, n, c, r, f),
+                (false, true, false) => self.quad_pairs::<_, false, true, false>(t, n, c, r, f),
+                (false, true, true) => self.quad_pairs::<_, false, true, true>(t, n, c, r, f),
+                (true, false, _) => self.quad_pairs::<_, true, false, false>(t, n, c, r, f),
+                (true, true, false) => self.quad_pairs::<_, true, true, false>(t, n, c, r, f),
+                (true, true, true) => self.quad_pairs::<_, true, true, true>(t, n, c, r, f),
+            }
+        }
+    }
+
+    /// The pairs' loop over `pairs` pairs of quad addresses (a fixed-size array or a run),
+    /// for a target that is sRGB when `SRGB`, blends when `BLEND` — by source alpha when
+    /// `ALPHA`, else with a source factor of one.
+    ///
+    /// # Safety
+    /// As [`Rop::write_quad_pair_run_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,popcnt")]
+    unsafe fn quad_pairs<I, const SRGB: bool, const BLEND: bool, const ALPHA: bool>(
+        &self,
+        texels: I,
+        pairs: usize,
+        coverage: &[[u8; 4]],
+        regs: &[[u32; WARP_LANES]],
+        first: usize,
+    ) -> (u64, u64)
+    where
+        I: IntoIterator<Item = [*mut [u8; 16]; 2]>,
+    {
         use std::arch::x86_64::*;
         debug_assert!(self.has_pair_path(1));
         debug_assert_eq!(
@@ -464,7 +512,7 @@ impl Rop {
                 self.state.blend.is_some() && self.blend_path == BlendPath::Alpha
             )
         );
-        assert!(coverage.len() >= 2 * N, "a coverage word per quad");
+        assert!(coverage.len() >= 2 * pairs, "a coverage word per quad");
         let byte: [i32; 4] = match self.unorm8 {
             Some(Unorm8Order::Bgra) => [2, 1, 0, 3],
             _ => [0, 1, 2, 3],
@@ -487,11 +535,11 @@ impl Rop {
                 };
                 _mm256_min_ps(one, _mm256_max_ps(zero, v))
             });
-            // SAFETY: each quad's texels are 16 readable bytes.
+            // SAFETY: each quad's texels are 16 readable bytes (the contract).
             let old = unsafe {
                 _mm256_set_m128i(
-                    _mm_loadu_si128(t1.as_ptr().cast()),
-                    _mm_loadu_si128(t0.as_ptr().cast()),
+                    _mm_loadu_si128(t1.cast_const().cast()),
+                    _mm_loadu_si128(t0.cast_const().cast()),
                 )
             };
             let out = if BLEND {
@@ -544,10 +592,10 @@ impl Rop {
             );
             let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
             let merged = _mm256_blendv_epi8(old, packed, select);
-            // SAFETY: each quad's texels are 16 writable bytes.
+            // SAFETY: each quad's texels are 16 writable bytes (the contract).
             unsafe {
-                _mm_storeu_si128(t0.as_mut_ptr().cast(), _mm256_castsi256_si128(merged));
-                _mm_storeu_si128(t1.as_mut_ptr().cast(), _mm256_extracti128_si256(merged, 1));
+                _mm_storeu_si128(t0.cast(), _mm256_castsi256_si128(merged));
+                _mm_storeu_si128(t1.cast(), _mm256_extracti128_si256(merged, 1));
             }
             let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
             let blended = if BLEND { written } else { 0 };
@@ -925,11 +973,13 @@ mod tests {
                     texels.iter_mut().flatten().for_each(|t| *t = next() as u8);
                     let coverage = [0; 6].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
                     let (mut pairs, mut quads) = (texels, texels);
-                    let [a, b, c, d, e, f] = &mut pairs;
-                    // SAFETY: `wide()` said the CPU has AVX2.
-                    let got = unsafe {
-                        rop.write_quad_pairs_avx2([[a, b], [c, d], [e, f]], &coverage, &regs, 4)
-                    };
+                    let at = pairs.as_mut_ptr();
+                    // SAFETY: indices of `pairs`' six quads.
+                    let ptrs =
+                        [[0, 1], [2, 3], [4, 5]].map(|[i, j]| unsafe { [at.add(i), at.add(j)] });
+                    // SAFETY: `wide()` said the CPU has AVX2; the pointers address six
+                    // different quads of `pairs`, which nothing else uses during the call.
+                    let got = unsafe { rop.write_quad_pairs_avx2(ptrs, &coverage, &regs, 4) };
                     let mut want = (0, 0);
                     for k in 0..6 {
                         let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
@@ -940,6 +990,30 @@ mod tests {
                         want = (want.0 + w, want.1 + b);
                     }
                     assert_eq!(pairs, quads, "{format:?} {blend:?} {regs:?} {coverage:?}");
+                    assert_eq!(got, want);
+                    // A run by address in which quads repeat across pairs: each pair
+                    // writes after the pairs before it, as quad-by-quad writes in that
+                    // order do.
+                    let (mut run, mut seq) = (texels, texels);
+                    let base = run.as_mut_ptr();
+                    let order = [0, 1, 1, 2, 3, 0];
+                    let ptrs = [[0, 1], [2, 3], [4, 5]].map(|[i, j]| {
+                        // SAFETY: indices of `run`'s four quads.
+                        unsafe { [base.add(order[i]), base.add(order[j])] }
+                    });
+                    // SAFETY: `wide()` said the CPU has AVX2; the pointers address `run`,
+                    // which nothing else uses during the call, two different quads a pair.
+                    let got = unsafe { rop.write_quad_pair_run_avx2(&ptrs, &coverage, &regs, 4) };
+                    let mut want = (0, 0);
+                    for (k, &i) in order.iter().enumerate() {
+                        let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
+                        for (c, reg) in regs.iter().enumerate() {
+                            colors[c] = std::array::from_fn(|l| f32::from_bits(reg[4 + 4 * k + l]));
+                        }
+                        let (w, b) = rop.write_quad(&mut seq[i], 1, coverage[k], &colors);
+                        want = (want.0 + w, want.1 + b);
+                    }
+                    assert_eq!(run, seq, "{format:?} {blend:?} {regs:?} {coverage:?}");
                     assert_eq!(got, want);
                 }
             }

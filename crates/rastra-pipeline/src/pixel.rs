@@ -842,11 +842,12 @@ fn write_row_target(
         }
         // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { surface.data.texels_mut(first, 128) };
-        let (quads, _) = texels.as_chunks_mut::<16>();
-        let [q0, q1, q4, q5, q2, q3, q6, q7] =
-            <&mut [[u8; 16]; 8]>::try_from(quads).expect("eight quads are 128 bytes");
-        let pairs = [[q0, q1], [q2, q3], [q4, q5], [q6, q7]];
-        // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT.
+        let quad = texels.as_mut_ptr().cast::<[u8; 16]>();
+        // SAFETY: quads 0..8 of the 128 bytes.
+        let pairs =
+            [[0, 1], [4, 5], [2, 3], [6, 7]].map(|[a, b]| unsafe { [quad.add(a), quad.add(b)] });
+        // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the pointers
+        // address eight different quads of `texels`, which nothing else uses meanwhile.
         return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
     }
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
@@ -874,26 +875,45 @@ fn write_target<'s, 'fb>(
     while q < quads.len() {
         let (x, y, covs) = quads[q];
         #[cfg(target_arch = "x86_64")]
-        if let Some(&(x1, y1, covs1)) = quads.get(q + 1)
-            && pairs
-            && (x, y) != (x1, y1)
-        {
-            // Two quads at different positions (so their order does not matter) through
-            // the ROP's eight-lane path.
-            let at = [surface.layout.pixel(x, y), surface.layout.pixel(x1, y1)];
-            // SAFETY: both quads belong to the tile this worker owns (SharedSurface
-            // invariant), and at different positions their texels do not overlap.
-            let texels = at.map(|at| unsafe { surface.data.texels_mut(at, 16) });
-            let [t0, t1] = texels.map(|t| <&mut [u8; 16]>::try_from(t).expect("a quad is 16 bytes"));
-            // SAFETY: `wide()` is true only when the CPU has AVX2.
-            let (written, blended) = unsafe {
-                surface
-                    .rop
-                    .write_quad_pairs_avx2([[t0, t1]], &[covs, covs1], regs, q * 4)
-            };
-            sum = (sum.0 + written, sum.1 + blended);
-            q += 2;
-            continue;
+        if pairs {
+            // The run of pairs from quad `q` on — quads q + 2k and q + 2k + 1 at different
+            // positions (so their order does not matter) — through the ROP's eight-lane
+            // path in one call; a quad may repeat in a later pair, which the ROP then
+            // writes after the earlier one, as the quads' order asks.
+            let mut texels = [[std::ptr::null_mut(); 2]; QUADS_PER_WARP / 2];
+            let mut coverage = [[0u8; 4]; QUADS_PER_WARP];
+            let mut n = 0;
+            while n < texels.len() && q + 2 * n + 1 < quads.len() {
+                let (x0, y0, c0) = quads[q + 2 * n];
+                let (x1, y1, c1) = quads[q + 2 * n + 1];
+                if (x0, y0) == (x1, y1) {
+                    break;
+                }
+                texels[n] = [
+                    surface.data.quad_ptr(surface.layout.pixel(x0, y0)),
+                    surface.data.quad_ptr(surface.layout.pixel(x1, y1)),
+                ];
+                coverage[2 * n] = c0;
+                coverage[2 * n + 1] = c1;
+                n += 1;
+            }
+            if n > 0 {
+                // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the
+                // quads belong to the tile this worker owns (SharedSurface invariant), no
+                // reference to their bytes is live, and a pair's two are at different
+                // positions, so different bytes.
+                let (written, blended) = unsafe {
+                    surface.rop.write_quad_pair_run_avx2(
+                        &texels[..n],
+                        &coverage[..2 * n],
+                        regs,
+                        q * 4,
+                    )
+                };
+                sum = (sum.0 + written, sum.1 + blended);
+                q += 2 * n;
+                continue;
+            }
         }
         q += 1;
         if covs == [0; 4] {
