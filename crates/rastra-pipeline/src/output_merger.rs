@@ -430,22 +430,8 @@ impl Rop {
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
-        // The target's kind picks a version of the pairs' loop made for it (no test of
-        // the kind inside the loop).
-        let blend = self.state.blend.is_some();
-        let alpha = self.blend_path == BlendPath::Alpha;
-        let (t, c, r, f) = (texels, coverage, regs, first);
         // SAFETY: the caller's contract.
-        unsafe {
-            match (self.srgb, blend, alpha) {
-                (false, false, _) => self.quad_pairs::<_, false, false, false>(t, N, c, r, f),
-                (false, true, false) => self.quad_pairs::<_, false, true, false>(t, N, c, r, f),
-                (false, true, true) => self.quad_pairs::<_, false, true, true>(t, N, c, r, f),
-                (true, false, _) => self.quad_pairs::<_, true, false, false>(t, N, c, r, f),
-                (true, true, false) => self.quad_pairs::<_, true, true, false>(t, N, c, r, f),
-                (true, true, true) => self.quad_pairs::<_, true, true, true>(t, N, c, r, f),
-            }
-        }
+        unsafe { self.pairs_for_target(texels, N, coverage, regs, first) }
     }
 
     /// [`Rop::write_quad_pairs_avx2`] for a run of pairs given by address: pair `k`'s
@@ -467,9 +453,34 @@ impl Rop {
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
+        let (t, n) = (texels.iter().copied(), texels.len());
+        // SAFETY: this function's contract.
+        unsafe { self.pairs_for_target(t, n, coverage, regs, first) }
+    }
+
+    /// The pairs' loop made for the target's kind, picked once per call (no test of the
+    /// kind inside the loop), over `pairs` pairs of quad addresses: a fixed-size array (the
+    /// loop then unrolled) or a run.
+    ///
+    /// # Safety
+    /// As [`Rop::write_quad_pair_run_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,popcnt")]
+    #[inline]
+    unsafe fn pairs_for_target<I>(
+        &self,
+        texels: I,
+        pairs: usize,
+        coverage: &[[u8; 4]],
+        regs: &[[u32; WARP_LANES]],
+        first: usize,
+    ) -> (u64, u64)
+    where
+        I: IntoIterator<Item = [*mut [u8; 16]; 2]>,
+    {
         let blend = self.state.blend.is_some();
         let alpha = self.blend_path == BlendPath::Alpha;
-        let (t, n, c, r, f) = (texels.iter().copied(), texels.len(), coverage, regs, first);
+        let (t, n, c, r, f) = (texels, pairs, coverage, regs, first);
         // SAFETY: this function's contract.
         unsafe {
             match (self.srgb, blend, alpha) {
@@ -483,9 +494,8 @@ impl Rop {
         }
     }
 
-    /// The pairs' loop over `pairs` pairs of quad addresses (a fixed-size array or a run),
-    /// for a target that is sRGB when `SRGB`, blends when `BLEND` — by source alpha when
-    /// `ALPHA`, else with a source factor of one.
+    /// The pairs' loop for a target that is sRGB when `SRGB`, blends when `BLEND` — by
+    /// source alpha when `ALPHA`, else with a source factor of one.
     ///
     /// # Safety
     /// As [`Rop::write_quad_pair_run_avx2`].
