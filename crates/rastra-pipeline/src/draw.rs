@@ -35,10 +35,19 @@ use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
 use crate::workers::Workers;
 
+/// The lowest and highest depth of a triangle's vertices (what [`block_depth_range`]
+/// narrows a block's range by), made once per triangle.
+fn vertex_depth_range(tri: &Triangle) -> (f32, f32) {
+    let vlo = tri.z.iter().copied().fold(f32::INFINITY, f32::min);
+    let vhi = tri.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    (vlo, vhi)
+}
+
 /// A lower and an upper bound of a triangle's depth over the 8×8 block at (bx, by): its
 /// depth plane at the block's corners (a plane's extremes over a rectangle are at corners),
-/// narrowed by the vertices' range, widened by a margin for f32 rounding.
-fn block_depth_range(tri: &Triangle, bx: u32, by: u32) -> (f32, f32) {
+/// narrowed by the vertices' range `(vlo, vhi)` ([`vertex_depth_range`]), widened by a
+/// margin for f32 rounding.
+fn block_depth_range(tri: &Triangle, (vlo, vhi): (f32, f32), bx: u32, by: u32) -> (f32, f32) {
     let x0 = (bx as i64) << SUBPIXEL_BITS;
     let y0 = (by as i64) << SUBPIXEL_BITS;
     let side = (BLOCK_SIZE as i64) << SUBPIXEL_BITS;
@@ -50,8 +59,6 @@ fn block_depth_range(tri: &Triangle, bx: u32, by: u32) -> (f32, f32) {
     ];
     let lo = corners.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = corners.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let vlo = tri.z.iter().copied().fold(f32::INFINITY, f32::min);
-    let vhi = tri.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     const MARGIN: f32 = 1.0 / (1 << 20) as f32;
     (lo.max(vlo) - MARGIN, hi.min(vhi) + MARGIN)
 }
@@ -469,6 +476,7 @@ fn back_end(
                         let chunk = &seg.chunks[c as usize];
                         let tri = &chunk.triangles[index as usize];
                         let attrs = chunk.attrs_of(tri, words);
+                        let vertices = vertex_depth_range(tri);
                         // The hierarchical Z test of a block, run before its fine
                         // rasterization; a block it passes has its depth and colour bytes
                         // asked for at once (its quads' early-Z tests and ROP writes follow).
@@ -479,7 +487,7 @@ fn back_end(
                                 depth.as_ref(),
                             ) {
                                 (Some(b), Some(ds), Some((format, _, _))) => {
-                                    let (zmin, zmax) = block_depth_range(tri, bx, by);
+                                    let (zmin, zmax) = block_depth_range(tri, vertices, bx, by);
                                     let q = |z: f32| {
                                         format
                                             .quantize_depth(z.clamp(depth_range[0], depth_range[1]))
