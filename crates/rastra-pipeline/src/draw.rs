@@ -603,15 +603,19 @@ fn prefetch_block(
     bx: u32,
     by: u32,
 ) {
-    let depth = depth.map(|(_, s, l)| (s, l));
-    for (surface, layout) in depth
-        .into_iter()
-        .chain(colors.iter().flatten().map(|(s, l)| (s, l)))
-    {
+    let block = |surface: &SharedSurface<'_>, layout: &SurfaceLayout| {
         surface.prefetch(
             layout.pixel(bx, by),
             (BLOCK_SIZE * BLOCK_SIZE) as usize * layout.pixel_bytes,
         );
+    };
+    // The depth surface, then the colour targets (no chained iterator: this runs for
+    // every block the Hi-Z test passes).
+    if let Some((_, surface, layout)) = depth {
+        block(surface, layout);
+    }
+    for (surface, layout) in colors.iter().flatten() {
+        block(surface, layout);
     }
 }
 
