@@ -386,8 +386,11 @@ fn block_coverage(
     let base_y = (by as Fixed) << SUBPIXEL_BITS;
     // The evaluated rows' bits.
     let rows_mask = row_span_mask(rows.start, rows.end);
-    for (s, mask) in masks.iter_mut().enumerate().take(pattern.count as usize) {
-        let [ox, oy] = pattern.offsets[s];
+    for (mask, &[ox, oy]) in masks
+        .iter_mut()
+        .zip(&pattern.offsets)
+        .take(pattern.count as usize)
+    {
         #[cfg(target_arch = "x86_64")]
         if steps.wide {
             // Every edge in 32-bit lanes (see below): the three at once, eight columns a
