@@ -420,7 +420,7 @@ fn back_end(
         workers.map_init(
             tiles.len(),
             // A worker's pixel pipes, one per draw it meets, boxed: a batch may hold a
-            // thousand draws, and the table is made for every piece of work a worker takes.
+            // thousand draws, and a worker makes the table once.
             || -> Vec<Option<Box<PixelPipe<'_, '_>>>> { segments.iter().map(|_| None).collect() },
             |pipes, k| -> Result<Vec<TileResult>, DrawError> {
                 let t = tiles[k];

@@ -123,7 +123,7 @@ pub struct FrontEndOutput<'c> {
 pub type BackEnd<'s> =
     dyn FnMut(FrontEndOutput<'_>, &mut u64, &mut [Counters]) -> Result<(), DrawError> + 's;
 
-/// A worker's vertex front end, made once per piece of work it takes: a batcher and a
+/// A worker's vertex front end, made once per worker and batch of chunks: a batcher and a
 /// shader core with the clipper behind it (its register file sized per draw's program).
 struct VertexCore {
     batcher: Batcher,

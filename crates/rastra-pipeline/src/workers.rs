@@ -4,6 +4,9 @@
 //! come back in tile order, so merged statistics and images do not depend on the number of
 //! threads or on which worker ran which tile.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
 /// A pool of worker threads (or none: work runs on the calling thread).
 pub struct Workers {
     pool: Option<rayon::ThreadPool>,
@@ -33,54 +36,68 @@ impl Workers {
         self.threads
     }
 
-    /// Runs `job(&mut state, i)` for every `i` in `0..n`, `state` made by `init` once per
-    /// chunk of work a worker takes, and returns the results in index order.
+    /// Runs `job(&mut state, i)` for every `i` in `0..n` and returns the results in index
+    /// order. Each worker makes its `state` with `init` once, when it claims its first index,
+    /// and then claims indices one at a time, in increasing order, from a shared counter until
+    /// none is left (OpenSWR's workers claiming macrotiles): a worker that finishes early takes
+    /// the next index rather than waiting while another works through a long share, so the
+    /// last worker to finish is at most one item behind the others.
     pub fn map_init<S, T: Send>(
         &self,
         n: usize,
         init: impl Fn() -> S + Sync + Send,
         job: impl Fn(&mut S, usize) -> T + Sync + Send,
     ) -> Vec<T> {
-        match &self.pool {
-            Some(pool) => pool.install(|| {
-                use rayon::prelude::*;
-                (0..n)
-                    .into_par_iter()
-                    .map_init(&init, |s, i| job(s, i))
-                    .collect()
-            }),
-            None => {
-                let mut state = init();
-                (0..n).map(|i| job(&mut state, i)).collect()
+        let Some(pool) = &self.pool else {
+            let mut state = init();
+            return (0..n).map(|i| job(&mut state, i)).collect();
+        };
+        let next = AtomicUsize::new(0);
+        let claimed: Vec<Vec<(usize, T)>> = pool.broadcast(|_| {
+            let mut state = None;
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let state = state.get_or_insert_with(&init);
+                done.push((i, job(state, i)));
             }
+            done
+        });
+        let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+        for (i, t) in claimed.into_iter().flatten() {
+            results[i] = Some(t);
         }
+        results
+            .into_iter()
+            .map(|t| t.expect("every index is claimed by exactly one worker"))
+            .collect()
     }
-}
 
-impl Workers {
-    /// Runs `job(&mut state, i, &mut items[i])` for every item, `state` made by `init` once
-    /// per chunk of work a worker takes.
+    /// Runs `job(&mut state, i, &mut items[i])` for every item, the items claimed one at a
+    /// time as in [`Workers::map_init`] (`state` made once per worker).
     pub fn for_each_mut<S, T: Send>(
         &self,
         items: &mut [T],
         init: impl Fn() -> S + Sync + Send,
         job: impl Fn(&mut S, usize, &mut T) + Sync + Send,
     ) {
-        match &self.pool {
-            Some(pool) => pool.install(|| {
-                use rayon::prelude::*;
-                items
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each_init(&init, |s, (i, item)| job(s, i, item))
-            }),
-            None => {
-                let mut state = init();
-                for (i, item) in items.iter_mut().enumerate() {
-                    job(&mut state, i, item);
-                }
+        if self.pool.is_none() {
+            let mut state = init();
+            for (i, item) in items.iter_mut().enumerate() {
+                job(&mut state, i, item);
             }
+            return;
         }
+        // Each item behind a lock only its claimant takes (never contended), which hands
+        // the worker its `&mut`.
+        let items: Vec<Mutex<&mut T>> = items.iter_mut().map(Mutex::new).collect();
+        self.map_init(items.len(), init, |state, i| {
+            let mut item = items[i].lock().unwrap_or_else(PoisonError::into_inner);
+            job(state, i, &mut item)
+        });
     }
 }
 
