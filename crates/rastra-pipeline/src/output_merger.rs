@@ -528,21 +528,22 @@ impl Rop {
             _ => [0, 1, 2, 3],
         };
         let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+        // Each channel's register, chosen once: a channel the shader does not write is read
+        // from a register holding its constant, so the loop loads all four alike.
+        static UNWRITTEN: [[u32; WARP_LANES]; 2] =
+            [[0; WARP_LANES], [1.0f32.to_bits(); WARP_LANES]];
+        let channels: [&[u32; WARP_LANES]; 4] =
+            std::array::from_fn(|c| regs.get(c).unwrap_or(&UNWRITTEN[(c == 3) as usize]));
         let mut sum = (0, 0);
         for (k, [t0, t1]) in texels.into_iter().enumerate() {
             let first = first + 8 * k;
             // `f32::clamp(0, 1)` as in `quad8_linear_x86` (NaN and −0 pass through).
             let src: [__m256; 4] = std::array::from_fn(|c| {
-                let v = match regs.get(c) {
-                    Some(reg) => {
-                        let lanes: &[u32; 8] = reg[first..first + 8]
-                            .try_into()
-                            .expect("two quads are eight lanes");
-                        // SAFETY: an eight-lane array is 32 readable bytes.
-                        unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) }
-                    }
-                    None => _mm256_set1_ps(if c == 3 { 1.0 } else { 0.0 }),
-                };
+                let lanes: &[u32; 8] = channels[c][first..first + 8]
+                    .try_into()
+                    .expect("two quads are eight lanes");
+                // SAFETY: an eight-lane array is 32 readable bytes.
+                let v = unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) };
                 _mm256_min_ps(one, _mm256_max_ps(zero, v))
             });
             // SAFETY: each quad's texels are 16 readable bytes (the contract).
