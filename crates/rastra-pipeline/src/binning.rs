@@ -50,20 +50,30 @@ impl TileGrid {
     }
 }
 
-/// One chunk's bins: `(tile, triangle)` entries in the order they were recorded —
-/// triangle by triangle, the chunk's submission order. [`TileLists::new`] gathers them per
-/// tile with a stable counting sort, which keeps that order within each tile, so the chunk
-/// never sorts its own entries.
+/// One chunk's bins. Binning records `(tile, triangle)` entries triangle by triangle — the
+/// chunk's submission order; [`ChunkBins::sort`] then groups them by tile with a stable
+/// counting sort, on the worker that set the chunk up, so each tile's triangles stay in that
+/// order. A tile's work in a run of chunks is then its range in each chunk, chunk after chunk
+/// ([`gather_tile`], on the tile's worker): nothing is merged on one thread between the front
+/// end and the back end.
 #[derive(Clone, Debug, Default)]
 pub struct ChunkBins {
-    /// `tile << 32 | triangle`.
+    /// `tile << 32 | triangle`, as recorded.
     entries: Vec<u64>,
+    /// After `sort`: tile `t`'s triangles are `sorted[starts[t]..starts[t + 1]]`.
+    starts: Vec<u32>,
+    sorted: Vec<u32>,
+    /// After `sort`: bit `t % 64` of word `t / 64` set when tile `t` has a triangle.
+    used: Vec<u64>,
 }
 
 impl ChunkBins {
-    /// Empties the bins (keeping the allocation).
+    /// Empties the bins (keeping the allocations).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.starts.clear();
+        self.sorted.clear();
+        self.used.clear();
     }
 
     /// Makes room for `n` more entries.
@@ -97,55 +107,74 @@ impl ChunkBins {
         }
     }
 
-    /// Every `(tile, triangle)` entry, in the order recorded (triangle order).
-    pub fn entries(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.entries.iter().map(|&e| ((e >> 32) as usize, e as u32))
-    }
-}
-
-/// Every tile's work in one draw's back-end pass: the bins of all chunks gathered per tile
-/// (a counting sort), each tile's `(chunk, triangle)` list in chunk order and, within a
-/// chunk, triangle order — API order. A tile's worker then walks one contiguous list
-/// instead of looking its bin up in every chunk.
-#[derive(Clone, Debug, Default)]
-pub struct TileLists {
-    /// `starts[t]..starts[t + 1]` is tile `t`'s range of `entries`.
-    starts: Vec<u32>,
-    entries: Vec<(u32, u32)>,
-}
-
-impl TileLists {
-    pub fn new(tiles: usize, chunks: &[&ChunkBins]) -> TileLists {
-        let mut starts = vec![0u32; tiles + 1];
-        for bins in chunks {
-            for (t, _) in bins.entries() {
-                starts[t + 1] += 1;
-            }
+    /// Groups the recorded entries by tile, for a grid of `tiles` tiles (a stable counting
+    /// sort: within a tile, recording order).
+    pub fn sort(&mut self, tiles: usize) {
+        let ChunkBins {
+            entries,
+            starts,
+            sorted,
+            used,
+        } = self;
+        starts.clear();
+        starts.resize(tiles + 1, 0);
+        used.clear();
+        used.resize(tiles.div_ceil(64), 0);
+        for &e in entries.iter() {
+            let t = (e >> 32) as usize;
+            starts[t + 1] += 1;
+            used[t / 64] |= 1 << (t % 64);
         }
         for t in 0..tiles {
             starts[t + 1] += starts[t];
         }
-        let mut next = starts.clone();
-        let mut entries = vec![(0, 0); starts[tiles] as usize];
-        // Chunks in order, each chunk's entries in triangle order: every tile's list comes
-        // out in API order (the placement is stable).
-        for (c, bins) in chunks.iter().enumerate() {
-            for (t, index) in bins.entries() {
-                entries[next[t] as usize] = (c as u32, index);
-                next[t] += 1;
-            }
+        sorted.clear();
+        sorted.resize(entries.len(), 0);
+        // Each entry goes to its tile's next free place, `starts[t]` advancing as the
+        // cursor; afterwards `starts[t]` is where tile t + 1 begins, so shifting the table by
+        // one place restores the beginnings.
+        for &e in entries.iter() {
+            let t = (e >> 32) as usize;
+            sorted[starts[t] as usize] = e as u32;
+            starts[t] += 1;
         }
-        TileLists { starts, entries }
+        starts.copy_within(0..tiles, 1);
+        starts[0] = 0;
     }
 
-    /// Tile `t`'s `(chunk, triangle)` entries, in API order.
-    pub fn tile(&self, t: usize) -> &[(u32, u32)] {
-        &self.entries[self.starts[t] as usize..self.starts[t + 1] as usize]
+    /// Tile `t`'s triangles (chunk-local indices) in recording order; empty for a tile
+    /// outside the grid the bins were sorted for. Only after [`ChunkBins::sort`].
+    pub fn tile(&self, t: usize) -> &[u32] {
+        match (self.starts.get(t), self.starts.get(t + 1)) {
+            (Some(&a), Some(&b)) => &self.sorted[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
-    /// The tiles with work, in order.
-    pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.starts.len() - 1).filter(|&t| self.starts[t + 1] > self.starts[t])
+    /// The tiles with triangles, as a bit set (bit `t % 64` of word `t / 64`). Only after
+    /// [`ChunkBins::sort`].
+    pub fn used(&self) -> &[u64] {
+        &self.used
+    }
+}
+
+/// Tile `t`'s work in a run of chunks: each chunk's triangles in the tile, chunk after chunk —
+/// API order — appended to `out` as `(chunk, triangle)` pairs (the chunk's place in the run,
+/// its local triangle index).
+pub fn gather_tile<'b>(
+    chunks: impl IntoIterator<Item = &'b ChunkBins>,
+    t: usize,
+    out: &mut Vec<(u32, u32)>,
+) {
+    for (c, bins) in chunks.into_iter().enumerate() {
+        out.extend(bins.tile(t).iter().map(|&index| (c as u32, index)));
+    }
+}
+
+/// Adds the tiles `bins` has triangles in to the bit set `used` (as [`ChunkBins::used`]).
+pub fn mark_used(used: &mut [u64], bins: &ChunkBins) {
+    for (word, bits) in used.iter_mut().zip(bins.used()) {
+        *word |= bits;
     }
 }
 
@@ -171,15 +200,25 @@ mod tests {
         let mut later = ChunkBins::default();
         later.clear();
         later.insert(&grid, 0, &rect(0, 0, 70, 10), &mut c);
-        let lists = TileLists::new(grid.count(), &[&bins, &later]);
-        let tile = |t| lists.tile(t).to_vec();
+        for b in [&mut bins, &mut later] {
+            b.sort(grid.count());
+        }
+        let tile = |t| {
+            let mut list = Vec::new();
+            gather_tile([&bins, &later], t, &mut list);
+            list
+        };
         assert_eq!(tile(0), vec![(0, 0), (1, 0)]);
         assert_eq!(tile(1), vec![(0, 0), (0, 2), (1, 0)]);
         assert_eq!(tile(4), vec![(0, 0)]);
         assert_eq!(tile(5), vec![(0, 0), (0, 1), (0, 2)]);
         assert_eq!(tile(2), vec![]);
         assert_eq!(tile(7), vec![]);
-        assert_eq!(lists.used().collect::<Vec<_>>(), vec![0, 1, 4, 5]);
+        let mut used = vec![0; 1];
+        mark_used(&mut used, &bins);
+        assert_eq!(used, vec![0b11_0011]);
+        mark_used(&mut used, &later);
+        assert_eq!(used, vec![0b11_0011]);
         assert_eq!(grid.tile_rect(7), rect(192, 64, 199, 99));
     }
 }

@@ -15,7 +15,7 @@ use rastra_shader::{ExecError, Resources, TextureBinding};
 use rastra_stats::Counters;
 use rastra_texture::{L2Cache, Sampler, StorageImage};
 
-use crate::binning::{ChunkBins, TileLists};
+use crate::binning::{gather_tile, mark_used};
 use crate::cores::{account_texels, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
@@ -251,13 +251,16 @@ pub struct DrawOutput {
 struct Segment<'c> {
     draw: usize,
     chunks: &'c [Chunk],
-    lists: TileLists,
     /// Whether the draw tests blocks against the Hi-Z bounds and refreshes them, and what
     /// the bounds mean for it (fixed when its run begins, in API order).
     hiz_test: bool,
     hiz_refresh: bool,
     hiz_mode: HiZMode,
 }
+
+/// A back-end worker's state: its pixel pipes (one per draw it meets) and the scratch list
+/// of a tile's triangles in one draw.
+type TileWorker<'a, 'fb> = (Vec<Option<Box<PixelPipe<'a, 'fb>>>>, Vec<(u32, u32)>);
 
 /// What one tile produced for one draw: its counters, the pixel texture unit's traffic and
 /// the samples that passed.
@@ -352,11 +355,9 @@ fn back_end(
                 hiz_refresh = writes && matches!(h.mode, HiZMode::Max | HiZMode::Min);
                 hiz_mode = h.mode;
             }
-            let bins: Vec<&ChunkBins> = chunks[r.clone()].iter().map(|c| &c.bins).collect();
             Segment {
                 draw: *d,
                 chunks: &chunks[r.clone()],
-                lists: TileLists::new(front.grid.count(), &bins),
                 hiz_test,
                 hiz_refresh,
                 hiz_mode,
@@ -365,13 +366,13 @@ fn back_end(
         .collect();
     let hiz: Option<&HiZBuffer> = hiz.map(|h| &*h);
     // Every tile some draw of the run has triangles in, in tile order.
-    let mut used = vec![false; front.grid.count()];
-    for s in &segments {
-        for t in s.lists.used() {
-            used[t] = true;
-        }
+    let mut used = vec![0u64; front.grid.count().div_ceil(64)];
+    for chunk in segments.iter().flat_map(|s| s.chunks) {
+        mark_used(&mut used, &chunk.bins);
     }
-    let tiles: Vec<usize> = (0..used.len()).filter(|&t| used[t]).collect();
+    let tiles: Vec<usize> = (0..front.grid.count())
+        .filter(|&t| used[t / 64] >> (t % 64) & 1 != 0)
+        .collect();
     let pattern = SamplePattern::for_count(samples);
     let shared_budget = AtomicU64::new(*budget);
     // Draw `d`'s pixel pipeline on a worker, made the first time the worker meets the draw.
@@ -420,9 +421,10 @@ fn back_end(
         workers.map_init(
             tiles.len(),
             // A worker's pixel pipes, one per draw it meets, boxed: a batch may hold a
-            // thousand draws, and a worker makes the table once.
-            || -> Vec<Option<Box<PixelPipe<'_, '_>>>> { segments.iter().map(|_| None).collect() },
-            |pipes, k| -> Result<Vec<TileResult>, DrawError> {
+            // thousand draws, and a worker makes the table once. And the list of the tile's
+            // triangles in the draw at hand, gathered from the chunks' bins.
+            || -> TileWorker<'_, '_> { (segments.iter().map(|_| None).collect(), Vec::new()) },
+            |(pipes, list), k| -> Result<Vec<TileResult>, DrawError> {
                 let t = tiles[k];
                 let rect = front.grid.tile_rect(t);
                 // A pending fast clear reaches this tile's memory now, on the worker that
@@ -439,7 +441,8 @@ fn back_end(
                 let mut bounds = hiz.map(|h| h.tile(t));
                 let mut tile_results = Vec::new();
                 for (s, seg) in segments.iter().enumerate() {
-                    let list = seg.lists.tile(t);
+                    list.clear();
+                    gather_tile(seg.chunks.iter().map(|c| &c.bins), t, list);
                     if list.is_empty() {
                         continue;
                     }

@@ -328,6 +328,7 @@ impl<'c> DrawFront<'c> {
         for (i, tri) in triangles.iter().enumerate() {
             bins.insert(grid, i as u32, &tri.bounds, counters);
         }
+        bins.sort(grid.count());
         chunk.instructions = start_budget - local;
     }
 }
