@@ -53,18 +53,29 @@ impl Workers {
             return (0..n).map(|i| job(&mut state, i)).collect();
         };
         let next = AtomicUsize::new(0);
-        let claimed: Vec<Vec<(usize, T)>> = pool.broadcast(|_| {
-            let mut state = None;
-            let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let state = state.get_or_insert_with(&init);
-                done.push((i, job(state, i)));
-            }
-            done
+        // One claiming loop per worker, handed to the pool as parallel work rather than
+        // broadcast: a worker still asleep when the others have claimed everything is not
+        // waited for (the loop left for it finds nothing and returns at once) — a broadcast
+        // waited for every thread to wake, on each of a frame's hundreds of small groups of
+        // front-end chunks.
+        let claimed: Vec<Vec<(usize, T)>> = pool.install(|| {
+            use rayon::prelude::*;
+            (0..self.threads)
+                .into_par_iter()
+                .map(|_| {
+                    let mut state = None;
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n {
+                            break;
+                        }
+                        let state = state.get_or_insert_with(&init);
+                        done.push((i, job(state, i)));
+                    }
+                    done
+                })
+                .collect()
         });
         let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
         for (i, t) in claimed.into_iter().flatten() {
