@@ -169,8 +169,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .any(|p| (p.quad.x & !(BLOCK_SIZE - 1), p.quad.y & !(BLOCK_SIZE - 1)) == (bx, by))
         };
         if self.block_rows && !overlaps() {
-            // The block's warps are its rows of quads, `ROWS_PER_WARP` each.
-            return shade_rows_for_cpu(self, tri, attrs, bx, by, budget, counters);
+            // The block's warps are its rows of quads, `ROWS_PER_WARP` each, as below.
+            for row in (0..4).step_by(ROWS_PER_WARP) {
+                shade_rows_for_cpu(self, tri, attrs, bx, by + 2 * row as u32, budget, counters)?;
+            }
+            return Ok(());
         }
         let full = self.pattern.full_mask();
         let direct = self.warp.is_some()
@@ -687,126 +690,117 @@ fn shade(
 }
 
 rastra_texture::multiversion! {
-/// A whole 8×8 block, every sample of `tri` covered, as its warps of [`ROWS_PER_WARP`] rows
-/// of quads each (quad `q` of the warp at pixel y at (x + 2 (q mod 4), y + 2 ⌊q / 4⌋)),
-/// through shading and the output merger — what [`PixelPipe::push_block`] and
-/// [`flush_for_cpu`] do for such warps (the same lanes, the same operations per lane, the
-/// same counts), without gathering the quads one by one, and with what the block's warps
-/// share (the pipeline's settings, the frag-position x values, the coverage) found once.
+/// [`ROWS_PER_WARP`] rows of a whole block as one warp: quad `q` at pixel
+/// (x + 2 (q mod 4), y + 2 ⌊q / 4⌋), every sample of `tri` covered, through shading and the
+/// output merger — what [`PixelPipe::push_block`] and [`flush_for_cpu`] do for such a warp
+/// (the same lanes, the same operations per lane, the same counts), without gathering the
+/// quads one by one.
 /// Only for a pipe whose `block_rows` holds. Compiled for the baseline and for AVX2.
 fn shade_rows_for_cpu<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
     tri: &'a Triangle,
     attrs: &'a [u32],
     x: u32,
-    by: u32,
+    y: u32,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
+    let warp = pipe.warp.as_mut().expect("block rows imply a fragment shader");
     let p = pipe.pipeline;
     let words = p.varying_words as usize;
+    let center = &mut pipe.center;
     let (v0, rest) = attrs.split_at(words);
     let (v1, v2) = rest.split_at(words);
     // As in `flush_for_cpu`: weights only for an input that varies over the triangle or
     // for 1 / w, shading points only for them or the depth.
-    let [x_read, y_read, z_read, w_read] = p.frag_position_read;
+    let [_, _, z_read, w_read] = p.frag_position_read;
     let weighted = w_read || !tri.constant_attrs;
     if weighted || z_read {
-        pipe.center.begin(Some(tri));
+        center.begin(Some(tri));
+        center.set_rows(tri, x, y);
     }
-    // The values `flush_for_cpu` computes (each quad's first centre, plus one), as the
-    // row's first pixel plus each lane's offset from it: whole pixels and halves below
-    // 2²⁴ are exact whichever way they are added. x is the same in every warp of the block.
-    let frag_x: [u32; WARP_LANES] = std::array::from_fn(|l| {
-        let dx = (2 * (l / 4 % 4) + (l & 1)) as f32 + 0.5;
-        (x as f32 + dx).to_bits()
-    });
+    // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
+    if weighted {
+        center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
+    }
+    let weights = &pipe.center_weights;
+    if let Some(reg) = p.frag_position_reg {
+        // The components the shader reads (`frag_position_read`).
+        let [x_read, y_read, z_read, w_read] = p.frag_position_read;
+        let r = warp.regs_mut(reg, 4);
+        // The values `flush_for_cpu` computes (each quad's first centre, plus one), as the
+        // row's first pixel plus each lane's offset from it: whole pixels and halves below
+        // 2²⁴ are exact whichever way they are added.
+        if x_read {
+            let x = x as f32;
+            r[0] = std::array::from_fn(|l| {
+                let dx = (2 * (l / 4 % 4) + (l & 1)) as f32 + 0.5;
+                (x + dx).to_bits()
+            });
+        }
+        if y_read {
+            let y = y as f32;
+            r[1] = std::array::from_fn(|l| {
+                let dy = (2 * (l / 16) + (l >> 1 & 1)) as f32 + 0.5;
+                (y + dy).to_bits()
+            });
+        }
+        if z_read {
+            r[2] = center.depths().map(f32::to_bits);
+        }
+        if w_read {
+            r[3] = weights.inv_w.map(f32::to_bits);
+        }
+    }
+    if let Some(reg) = p.front_facing_reg {
+        warp.regs_mut(reg, 1)[0] = [tri.front_facing as u32; WARP_LANES];
+    }
     let full = pipe.pattern.full_mask();
-    let covered = full as u32 * 0x0101_0101;
-    for row in (0..4).step_by(ROWS_PER_WARP) {
-        let y = by + 2 * row as u32;
-        let warp = pipe.warp.as_mut().expect("block rows imply a fragment shader");
-        let center = &mut pipe.center;
-        if weighted || z_read {
-            center.set_rows(tri, x, y);
-        }
-        // Every pixel is covered, so a centroid is the pixel centre: one set of weights.
-        if weighted {
-            center.weights_into(&mut pipe.center_weights, pipe.linear_weights);
-        }
-        let weights = &pipe.center_weights;
-        if let Some(reg) = p.frag_position_reg {
-            // The components the shader reads (`frag_position_read`).
-            let r = warp.regs_mut(reg, 4);
-            if x_read {
-                r[0] = frag_x;
-            }
-            if y_read {
-                let y = y as f32;
-                r[1] = std::array::from_fn(|l| {
-                    let dy = (2 * (l / 16) + (l >> 1 & 1)) as f32 + 0.5;
-                    (y + dy).to_bits()
-                });
-            }
-            if z_read {
-                r[2] = center.depths().map(f32::to_bits);
-            }
-            if w_read {
-                r[3] = weights.inv_w.map(f32::to_bits);
-            }
-        }
-        if let Some(reg) = p.front_facing_reg {
-            warp.regs_mut(reg, 1)[0] = [tri.front_facing as u32; WARP_LANES];
-        }
-        if let Some(reg) = p.sample_mask_in_reg {
-            warp.regs_mut(reg, 1)[0] = [full as u32; WARP_LANES];
-        }
-        for v in &p.varyings {
-            let base = v.word as usize;
-            let regs = warp.regs_mut(v.fs_reg, v.components);
+    if let Some(reg) = p.sample_mask_in_reg {
+        warp.regs_mut(reg, 1)[0] = [full as u32; WARP_LANES];
+    }
+    for v in &p.varyings {
+        let base = v.word as usize;
+        let regs = warp.regs_mut(v.fs_reg, v.components);
+        for (c, reg) in regs.iter_mut().enumerate() {
             if tri.constant_attrs {
                 // Its vertices' value (`interpolate::constant_word`).
-                let values = &v0[base..base + regs.len()];
-                for (reg, &word) in regs.iter_mut().zip(values) {
-                    *reg = [word; WARP_LANES];
-                }
+                *reg = [v0[base + c]; WARP_LANES];
                 continue;
             }
-            for (c, reg) in regs.iter_mut().enumerate() {
-                let values = [v0[base + c], v1[base + c], v2[base + c]];
-                interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
-            }
+            let values = [v0[base + c], v1[base + c], v2[base + c]];
+            interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
         }
-        let info = shade(
-            p,
-            warp,
-            WARP_LANES,
-            0,
-            &pipe.resources,
-            &mut pipe.unit,
-            budget,
-            counters,
-        )?;
-        // Each quad's surviving coverage (without a discarding lane — the usual case — every
-        // quad keeps all its samples); positions are only made if the general path needs
-        // them.
-        let covs: [[u8; 4]; QUADS_PER_WARP] = std::array::from_fn(|q| {
-            match info.discarded {
-                0 => covered,
-                d => covered & !discarded_pixels(d, q),
-            }
-            .to_le_bytes()
-        });
-        pipe.samples_passed += match info.discarded {
-            0 => (QUADS_PER_WARP as u32 * covered.count_ones()) as u64,
-            _ => covs
-                .iter()
-                .map(|c| u32::from_le_bytes(*c).count_ones() as u64)
-                .sum::<u64>(),
-        };
-        for (surface, regs) in color_writes(p, &pipe.colors, warp) {
-            count_writes(counters, write_row_target(surface, x, y, &covs, regs));
+    }
+    let info = shade(
+        p,
+        warp,
+        WARP_LANES,
+        0,
+        &pipe.resources,
+        &mut pipe.unit,
+        budget,
+        counters,
+    )?;
+    let covered = full as u32 * 0x0101_0101;
+    // Each quad's surviving coverage (without a discarding lane — the usual case — every
+    // quad keeps all its samples); positions are only made if the general path needs them.
+    let covs: [[u8; 4]; QUADS_PER_WARP] = std::array::from_fn(|q| {
+        match info.discarded {
+            0 => covered,
+            d => covered & !discarded_pixels(d, q),
         }
+        .to_le_bytes()
+    });
+    pipe.samples_passed += match info.discarded {
+        0 => (QUADS_PER_WARP as u32 * covered.count_ones()) as u64,
+        _ => covs
+            .iter()
+            .map(|c| u32::from_le_bytes(*c).count_ones() as u64)
+            .sum::<u64>(),
+    };
+    for (surface, regs) in color_writes(p, &pipe.colors, warp) {
+        count_writes(counters, write_row_target(surface, x, y, &covs, regs));
     }
     Ok(())
 }
