@@ -322,15 +322,35 @@ impl L2Cache {
 
     /// Replays L2 requests logged by a unit's fills (in the log's order), counting hits,
     /// misses and memory traffic into `stats`. `l2_accesses` was counted at fill time.
+    /// (It runs on one thread, in tile order, after the tiles: the line and set arithmetic
+    /// is chosen once for the whole log.)
     pub fn replay(&mut self, log: &[L2Request], stats: &mut TexelCacheStats) {
+        let misses = if self.line_bytes.is_power_of_two() && self.sets.is_power_of_two() {
+            let (shift, mask) = (self.line_bytes.trailing_zeros(), self.sets - 1);
+            self.replay_with(log, |a| a >> shift, |h| h & mask)
+        } else {
+            let (line_bytes, sets) = (self.line_bytes, self.sets);
+            self.replay_with(log, |a| a / line_bytes, |h| h % sets)
+        };
+        stats.l2_hits += log.len() as u64 - misses;
+        stats.l2_misses += misses;
+        stats.bytes_from_memory += misses * self.line_bytes;
+    }
+
+    /// The replay's loop with the line of an address and the set of a hash given; returns
+    /// the misses.
+    #[inline(always)]
+    fn replay_with(
+        &mut self,
+        log: &[L2Request],
+        line_of: impl Fn(u64) -> u64,
+        set_of: impl Fn(usize) -> usize,
+    ) -> u64 {
+        let mut misses = 0;
         for r in log {
-            if self.access(r.address, r.generation) {
-                stats.l2_hits += 1;
-            } else {
-                stats.l2_misses += 1;
-                stats.bytes_from_memory += self.line_bytes;
-            }
+            misses += !self.lookup(line_of(r.address), r.generation, &set_of) as u64;
         }
+        misses
     }
 
     /// Forgets every line (a cold L2).
@@ -339,19 +359,29 @@ impl L2Cache {
         self.last.fill(0);
     }
 
-    /// Looks up the memory line holding `address`; true on a hit. A miss allocates it in the
-    /// set's least recently used way (the first empty one, if any). The replay is serial
-    /// (tile order): powers of two divide by shifting, and the tags are searched apart from
-    /// the use times.
+    /// One access outside a replay (the tests'): [`L2Cache::lookup`] of `address`'s line.
+    #[cfg(test)]
     fn access(&mut self, address: u64, generation: u64) -> bool {
         let line = l2_line_of(self.line_bytes, address);
+        let sets = self.sets;
+        self.lookup(line, generation, |h| {
+            if sets.is_power_of_two() {
+                h & (sets - 1)
+            } else {
+                h % sets
+            }
+        })
+    }
+
+    /// Looks up memory line `line` (`set_of` gives the set of the line's hash); true on a
+    /// hit. A miss allocates it in the set's least recently used way (the first empty one,
+    /// if any). The replay is serial (tile order): the tags are searched apart from the use
+    /// times.
+    #[inline(always)]
+    fn lookup(&mut self, line: u64, generation: u64, set_of: impl Fn(usize) -> usize) -> bool {
         let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let h = ((mix >> 32) ^ line) as usize;
-        let set = if self.sets.is_power_of_two() {
-            h & (self.sets - 1)
-        } else {
-            h % self.sets
-        };
+        let set = set_of(h);
         let ways = set * self.ways..(set + 1) * self.ways;
         self.clock += 1;
         // The hinted way first: a line lives in one way at most, so a way holding it is the
