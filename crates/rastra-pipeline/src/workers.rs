@@ -40,14 +40,17 @@ impl Workers {
     /// order. Each worker makes its `state` with `init` once, when it claims its first index,
     /// and then claims indices one at a time, in increasing order, from a shared counter until
     /// none is left (OpenSWR's workers claiming macrotiles): a worker that finishes early takes
-    /// the next index rather than waiting while another works through a long share, so the
-    /// last worker to finish is at most one item behind the others.
+    /// the next index rather than waiting while another works through a long share: a worker
+    /// idles at most while the others finish their last items.
     pub fn map_init<S, T: Send>(
         &self,
         n: usize,
         init: impl Fn() -> S + Sync + Send,
         job: impl Fn(&mut S, usize) -> T + Sync + Send,
     ) -> Vec<T> {
+        if n == 0 {
+            return Vec::new();
+        }
         let Some(pool) = &self.pool else {
             let mut state = init();
             return (0..n).map(|i| job(&mut state, i)).collect();
@@ -95,6 +98,9 @@ impl Workers {
         init: impl Fn() -> S + Sync + Send,
         job: impl Fn(&mut S, usize, &mut T) + Sync + Send,
     ) {
+        if items.is_empty() {
+            return;
+        }
         if self.pool.is_none() {
             let mut state = init();
             for (i, item) in items.iter_mut().enumerate() {
@@ -116,5 +122,49 @@ impl Default for Workers {
     /// One worker per available core.
     fn default() -> Workers {
         Workers::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every index is run exactly once, results come back in index order, a worker's state
+    /// is its own (made once per worker that claims work), and `for_each_mut` hands each item
+    /// to exactly one job — for no pool, and pools of two, three and eight workers.
+    #[test]
+    fn claimed_work_runs_once_in_index_order() {
+        for threads in [1, 2, 3, 8] {
+            let workers = Workers::new(threads);
+            for n in [0, 1, 2, 7, 300] {
+                let inits = AtomicUsize::new(0);
+                let results = workers.map_init(
+                    n,
+                    || {
+                        inits.fetch_add(1, Ordering::Relaxed);
+                        0usize
+                    },
+                    |runs, i| {
+                        *runs += 1;
+                        (i * i, *runs)
+                    },
+                );
+                assert_eq!(results.len(), n);
+                for (i, &(square, _)) in results.iter().enumerate() {
+                    assert_eq!(square, i * i, "{threads} threads, {n} items");
+                }
+                // Each worker's state counts its own jobs from 1: one first job per state
+                // made, at most one state per worker.
+                let made = inits.load(Ordering::Relaxed);
+                let firsts = results.iter().filter(|&&(_, runs)| runs == 1).count();
+                assert_eq!(firsts, made, "{threads} threads, {n} items");
+                assert!(made <= threads && (n == 0) == (made == 0));
+                let mut items: Vec<u32> = (0..n as u32).collect();
+                workers.for_each_mut(&mut items, || (), |_, i, item| *item += 1000 + i as u32);
+                for (i, &item) in items.iter().enumerate() {
+                    assert_eq!(item, 2 * i as u32 + 1000);
+                }
+            }
+        }
     }
 }
