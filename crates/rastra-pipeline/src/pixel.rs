@@ -762,12 +762,15 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     for v in &p.varyings {
         let base = v.word as usize;
         let regs = warp.regs_mut(v.fs_reg, v.components);
-        for (c, reg) in regs.iter_mut().enumerate() {
-            if tri.constant_attrs {
-                // Its vertices' value (`interpolate::constant_word`).
-                *reg = [v0[base + c]; WARP_LANES];
-                continue;
+        if tri.constant_attrs {
+            // Its vertices' value (`interpolate::constant_word`), component by component.
+            let words = &v0[base..base + regs.len()];
+            for (reg, &word) in regs.iter_mut().zip(words) {
+                *reg = [word; WARP_LANES];
             }
+            continue;
+        }
+        for (c, reg) in regs.iter_mut().enumerate() {
             let values = [v0[base + c], v1[base + c], v2[base + c]];
             interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
         }
