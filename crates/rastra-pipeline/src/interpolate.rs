@@ -44,7 +44,7 @@ const _: () = assert!(QUADS.is_multiple_of(4) && 4usize.is_multiple_of(ROWS_PER_
 /// a triangle, so [`WarpPoints::set_quad`] writes its constants four times. Each lane
 /// computes what [`depth_at`] computes for its point, in the same order, so both give
 /// identical bits.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct WarpPoints {
     /// Per quad, its triangle's origin (snapped), for [`WarpPoints::set_point`].
     origin: [[Fixed; 2]; QUADS],
@@ -90,11 +90,39 @@ impl Planes {
 
 /// A warp's barycentric weights at its points, one array per weight: screen-space
 /// (no-perspective) weights, perspective-correct weights, and the interpolated 1 / w.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct WarpWeights {
     pub linear: [[f32; WARP_LANES]; 3],
     pub perspective: [[f32; WARP_LANES]; 3],
     pub inv_w: [f32; WARP_LANES],
+}
+
+impl Default for WarpPoints {
+    fn default() -> Self {
+        let lanes = [0.0; WARP_LANES];
+        WarpPoints {
+            origin: [[0; 2]; QUADS],
+            dx: lanes,
+            dy: lanes,
+            shared: None,
+            weight1: [lanes; 2],
+            weight2: [lanes; 2],
+            inv_w: [lanes; 3],
+            z0: lanes,
+            dz: [lanes; 2],
+        }
+    }
+}
+
+impl Default for WarpWeights {
+    fn default() -> Self {
+        let lanes = [0.0; WARP_LANES];
+        WarpWeights {
+            linear: [lanes; 3],
+            perspective: [lanes; 3],
+            inv_w: lanes,
+        }
+    }
 }
 
 /// `a − origin` as a float. Both are snapped coordinates inside the guard band

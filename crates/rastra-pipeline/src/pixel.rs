@@ -33,6 +33,20 @@ use crate::state::Viewport;
 
 const QUADS_PER_WARP: usize = WARP_LANES / 4;
 
+/// For a warp of a block's rows (`shade_rows_for_cpu`), pair `k` of its quads (quads 2k and
+/// 2k + 1, side by side): where the pair's first quad lies in the 8×8 Morton tile, in quads
+/// from the warp's first. Quad (qx, qy) of the rows (2 bits each) is Morton quad
+/// qx₀ + 2 qy₀ + 4 qx₁ + 8 qy₁, and quad 2k is (2 (k mod 2), ⌊k / 2⌋).
+const ROW_PAIR_QUADS: [usize; QUADS_PER_WARP / 2] = {
+    let mut u = [0; QUADS_PER_WARP / 2];
+    let mut k = 0;
+    while k < u.len() {
+        u[k] = ((k >> 1) & 1) << 1 | (k & 1) << 2 | (k >> 2) << 3;
+        k += 1;
+    }
+    u
+};
+
 /// A quad waiting for a warp.
 #[derive(Clone, Copy)]
 struct Pending<'a> {
@@ -631,7 +645,7 @@ fn account_warp(
 /// quad → bytes 0–3: the four bits spread 7 apart land on bits 0, 8, 16, 24).
 #[inline(always)]
 fn discarded_pixels(discarded: Mask, q: usize) -> u32 {
-    let bits = (discarded >> (q * 4)) & 0xf;
+    let bits = ((discarded >> (q * 4)) & 0xf) as u32;
     ((bits * 0x0020_4081) & 0x0101_0101) * 0xff
 }
 
@@ -810,12 +824,13 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
 }
 
 /// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
-/// y + 2 ⌊q / 4⌋) with the coverage `covs[q]`, x a multiple of 8 and y of 4 (a block's top
-/// or middle rows), one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and
-/// 2k + 1 are 32 adjacent bytes (the second quad of each pair is the first one with bit 1
-/// of x set: four pixels on), and the pairs lie at fixed Morton offsets from the first: on
-/// the ROP's eight-lane path each pair is one range, all four found with one address
-/// computation.
+/// y + 2 ⌊q / 4⌋) with the coverage `covs[q]`, x a multiple of 8 and y of
+/// 2 · [`ROWS_PER_WARP`] (a block's rows a warp holds: the whole block with 64-lane warps),
+/// one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32
+/// adjacent bytes (the second quad of each pair is the first one with bit 1 of x set: four
+/// pixels on), and the pairs lie at fixed Morton offsets from the first
+/// ([`ROW_PAIR_QUADS`]): on the ROP's eight-lane path each pair is one range, all found
+/// with one address computation.
 #[inline(always)]
 fn write_row_target(
     surface: &ColorSurface<'_>,
@@ -828,15 +843,14 @@ fn write_row_target(
     let at = |q: usize| (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32);
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
-        // The rows start at a block's left edge, on an even row of the 8×8 tile, so the
-        // pairs lie 0, 16, 8 and 24 pixels on from the first in Morton order: the eight
-        // quads are the 128 bytes from the first pixel on (4 bytes a pixel on this path),
-        // 16 bytes a quad, in the order 0 1 4 5 2 3 6 7.
+        // The rows start at a block's left edge, on a row of the 8×8 tile that is a
+        // multiple of the warp's rows, so the warp's quads are the 16 · QUADS_PER_WARP
+        // bytes from the first pixel on (4 bytes a pixel on this path), 16 bytes a quad.
         debug_assert_eq!(surface.layout.pixel_bytes, 4);
         let first = surface.layout.pixel(x, y);
-        for (p, offset) in [0, 16, 8, 24].into_iter().enumerate() {
+        for (p, &unit) in ROW_PAIR_QUADS.iter().enumerate() {
             let k = 2 * p;
-            let offset = first + offset * surface.layout.pixel_bytes;
+            let offset = first + 4 * unit * surface.layout.pixel_bytes;
             debug_assert_eq!(offset, surface.layout.pixel(at(k).0, at(k).1));
             debug_assert_eq!(
                 surface.layout.pixel(at(k + 1).0, at(k + 1).1),
@@ -844,13 +858,12 @@ fn write_row_target(
             );
         }
         // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
-        let texels = unsafe { surface.data.texels_mut(first, 128) };
+        let texels = unsafe { surface.data.texels_mut(first, 16 * QUADS_PER_WARP) };
         let quad = texels.as_mut_ptr().cast::<[u8; 16]>();
-        // SAFETY: quads 0..8 of the 128 bytes.
-        let pairs =
-            [[0, 1], [4, 5], [2, 3], [6, 7]].map(|[a, b]| unsafe { [quad.add(a), quad.add(b)] });
+        // SAFETY: quads 0..QUADS_PER_WARP of those bytes.
+        let pairs = ROW_PAIR_QUADS.map(|u| unsafe { [quad.add(u), quad.add(u + 1)] });
         // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the pointers
-        // address eight different quads of `texels`, which nothing else uses meanwhile.
+        // address different quads of `texels`, which nothing else uses meanwhile.
         return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
     }
     let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {

@@ -16,17 +16,28 @@ use crate::input_assembler::fetch_attribute_lanes;
 use crate::link::{RenderPipeline, VertexInputSource};
 use crate::memory::BufferSlice;
 
-/// Unique vertices per batch.
-pub const BATCH_VERTICES: usize = 32;
+/// Unique vertices per batch: one warp's lanes.
+pub const BATCH_VERTICES: usize = WARP_LANES;
+const _: () = assert!(BATCH_VERTICES.is_multiple_of(16) && BATCH_VERTICES <= 64);
 
 /// A batch: the cache tags (vertex ids, one per slot) and the primitives as slot triples.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Batch {
     pub tags: Vec<u32>,
     pub prims: Vec<[u8; 3]>,
     /// The tags again in a fixed array (slots past `tags.len()` hold stale values), so a
     /// lookup compares all of them at once.
     tag_array: [u32; BATCH_VERTICES],
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            tags: Vec::new(),
+            prims: Vec::new(),
+            tag_array: [0; BATCH_VERTICES],
+        }
+    }
 }
 
 impl Batch {
@@ -40,14 +51,16 @@ impl Batch {
         self.tags.push(id);
     }
 
-    /// Slot holding `id`, if it is cached in this batch: every slot compared (a mask of
-    /// the equal ones, limited to the slots in use; no early exit). On x86-64 eight SSE2
-    /// compares of four tags, narrowed with saturation (−1 and 0 survive) to 32 bytes whose
-    /// sign bits are two `movemask`s — bit `i` for slot `i`, as the plain loop sets it.
+    /// Slot holding `id`, if it is cached in this batch: every slot in use compared (a
+    /// mask of the equal ones; no early exit). On x86-64 SSE2 compares of four tags,
+    /// sixteen at a time (the groups holding slots in use), narrowed with saturation (−1
+    /// and 0 survive) to bytes whose sign bits are one `movemask` — bit `i` for slot `i`,
+    /// as the plain loop sets it.
     #[inline]
     fn lookup(&self, id: u32) -> Option<u8> {
-        let equal =
-            tag_matches(&self.tag_array, id) & (1u64 << self.tags.len()).wrapping_sub(1) as u32;
+        let n = self.tags.len();
+        let used = 1u64.checked_shl(n as u32).map_or(u64::MAX, |b| b - 1);
+        let equal = tag_matches(&self.tag_array, n.div_ceil(16), id) & used;
         (equal != 0).then(|| equal.trailing_zeros() as u8)
     }
 
@@ -88,28 +101,36 @@ impl Batch {
     }
 }
 
-/// Bit `i` set when `tags[i] == id`.
+/// Bit `i` set when `tags[i] == id`, for the slots of the first `groups` groups of sixteen
+/// (the other bits are unspecified).
 #[inline(always)]
-fn tag_matches(tags: &[u32; BATCH_VERTICES], id: u32) -> u32 {
+fn tag_matches(tags: &[u32; BATCH_VERTICES], groups: usize, id: u32) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86-64 baseline; each load reads four of the 32 tags.
+        // SAFETY: SSE2 is part of the x86-64 baseline; each load reads four of the tags
+        // (groups below BATCH_VERTICES / 4).
         unsafe {
             let id = _mm_set1_epi32(id as i32);
             let eq =
                 |g: usize| _mm_cmpeq_epi32(_mm_loadu_si128(tags.as_ptr().add(4 * g).cast()), id);
-            let low = _mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3)));
-            let high =
-                _mm_packs_epi16(_mm_packs_epi32(eq(4), eq(5)), _mm_packs_epi32(eq(6), eq(7)));
-            (_mm_movemask_epi8(low) as u32 & 0xffff) | (_mm_movemask_epi8(high) as u32) << 16
+            let mut equal = 0u64;
+            for h in 0..groups.min(BATCH_VERTICES / 16) {
+                let g = 4 * h;
+                let bytes = _mm_packs_epi16(
+                    _mm_packs_epi32(eq(g), eq(g + 1)),
+                    _mm_packs_epi32(eq(g + 2), eq(g + 3)),
+                );
+                equal |= (_mm_movemask_epi8(bytes) as u64 & 0xffff) << (16 * h);
+            }
+            equal
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut equal = 0u32;
-        for (i, &t) in tags.iter().enumerate() {
-            equal |= ((t == id) as u32) << i;
+        let mut equal = 0u64;
+        for (i, &t) in tags.iter().enumerate().take(16 * groups) {
+            equal |= ((t == id) as u64) << i;
         }
         equal
     }
@@ -295,22 +316,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batches_hold_32_unique_vertices_and_never_split_a_triangle() {
+    fn batches_hold_a_warp_of_unique_vertices_and_never_split_a_triangle() {
         // A strip-like list: triangle k uses vertices k, k+1, k+2.
         let mut batcher = Batcher::default();
         let mut counters = Counters::default();
         let mut batches = Vec::new();
         let mut dispatch = |b: &Batch, _: &mut Counters| batches.push(b.clone());
-        for k in 0..40u32 {
+        let n = BATCH_VERTICES as u32;
+        for k in 0..n + 8 {
             batcher.push([k, k + 1, k + 2], &mut counters, &mut dispatch);
         }
         batcher.flush(&mut counters, &mut dispatch);
         assert_eq!(batches.len(), 2);
-        assert_eq!(batches[0].tags.len(), 32);
-        assert_eq!(batches[0].prims.len(), 30);
+        assert_eq!(batches[0].tags.len(), BATCH_VERTICES);
+        assert_eq!(batches[0].prims.len(), BATCH_VERTICES - 2);
         assert_eq!(batches[1].prims.len(), 10);
-        // 40 triangles × 3 references − unique vertices per batch (32 + 12).
-        assert_eq!(counters.vertex_cache_hits, 120 - 44);
+        // n + 8 triangles × 3 references − unique vertices per batch (n + 12).
+        assert_eq!(
+            counters.vertex_cache_hits,
+            3 * (n as u64 + 8) - (n as u64 + 12)
+        );
         assert_eq!(counters.vertex_batches, 2);
     }
 
@@ -318,13 +343,16 @@ mod tests {
         #[test]
         fn tag_matches_sets_the_bit_of_every_equal_slot(
             // Few distinct values, so most ids match several slots (or none).
-            tags in proptest::array::uniform32(0u32..6),
+            tags in proptest::collection::vec(0u32..6, BATCH_VERTICES),
             id in proptest::prop_oneof![0u32..7, proptest::strategy::Just(u32::MAX)],
         ) {
             let expect = (0..BATCH_VERTICES)
                 .filter(|&i| tags[i] == id)
-                .fold(0u32, |m, i| m | 1 << i);
-            proptest::prop_assert_eq!(tag_matches(&tags, id), expect);
+                .fold(0u64, |m, i| m | 1 << i);
+            let tags: [u32; BATCH_VERTICES] = tags.try_into().expect("a batch of tags");
+            proptest::prop_assert_eq!(tag_matches(&tags, BATCH_VERTICES / 16, id), expect);
+            // The first group alone: its slots' bits.
+            proptest::prop_assert_eq!(tag_matches(&tags, 1, id) & 0xffff, expect & 0xffff);
         }
     }
 

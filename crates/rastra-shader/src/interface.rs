@@ -10,26 +10,27 @@ use rastra_texture::{
 };
 
 /// Lanes in one warp. A pixel warp holds `WARP_LANES / 4` quads; lane `4*q + i` is pixel
-/// `i` of quad `q`, with `i` = 0 (x0,y0), 1 (x1,y0), 2 (x0,y1), 3 (x1,y1). 32, as NVIDIA's
-/// warps (AMD's waves are 32 or 64): per-warp costs (entering the compiled shader, setting
-/// up interpolation, handing results to the output merger) are spread over twice the lanes
-/// of a 16-lane warp — blended_layers 1 thread 588 → 486–507 ms when it changed.
-pub const WARP_LANES: usize = 32;
+/// `i` of quad `q`, with `i` = 0 (x0,y0), 1 (x1,y0), 2 (x0,y1), 3 (x1,y1). 64, as AMD's
+/// GCN wavefronts: a pixel warp is a whole 8×8 block, and per-warp costs (entering the
+/// compiled shader, setting up interpolation, handing results to the output merger) are
+/// spread over twice the lanes of a 32-lane warp (which in turn halved a 16-lane warp's:
+/// blended_layers 1 thread 588 → 486–507 ms).
+pub const WARP_LANES: usize = 64;
 
 /// One bit per lane, bit `i` = lane `i`. Only the low [`WARP_LANES`] bits are used.
-pub type Mask = u32;
+pub type Mask = u64;
 
 /// All lanes of a warp.
-pub const FULL_MASK: Mask = if WARP_LANES == 32 {
-    u32::MAX
-} else {
-    (1u32 << WARP_LANES) - 1
-};
+pub const FULL_MASK: Mask = lane_mask(WARP_LANES);
 
 /// Mask of the first `n` lanes (`n ≤ WARP_LANES`).
 #[inline]
 pub const fn lane_mask(n: usize) -> Mask {
-    if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
+    if n >= Mask::BITS as usize {
+        Mask::MAX
+    } else {
+        (1 << n) - 1
+    }
 }
 
 /// Pipeline stage a program runs in.

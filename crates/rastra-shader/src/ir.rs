@@ -144,8 +144,9 @@ pub enum Inst {
     LaneId {
         dst: Reg,
     },
-    /// `subgroupBallot`: `dst..dst + 4` = mask of active lanes where `pred != 0`
-    /// (only `dst` can be non-zero: a warp has [`crate::WARP_LANES`] ≤ 32 lanes).
+    /// `subgroupBallot`: `dst..dst + 4` = mask of active lanes where `pred != 0`, 32 lanes
+    /// a word, low lanes first (a warp has [`crate::WARP_LANES`] ≤ 64 lanes: `dst + 2` and
+    /// `dst + 3` are zero).
     Ballot {
         dst: Reg,
         pred: Reg,

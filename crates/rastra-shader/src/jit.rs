@@ -1,7 +1,7 @@
 //! The shader compiler's back end: SIMT code ([`crate::simt`]) compiled to native code with
 //! Cranelift, so a warp runs without an interpreter loop (T3 "Shader Unit internals": the
 //! driver compiles shaders to the hardware's ISA; here the hardware is the host CPU and a
-//! warp's 32 lanes are eight 128-bit vectors).
+//! warp's 64 lanes are sixteen 128-bit vectors).
 //!
 //! The compiled function is the warp interpreter (`warp::run`) unrolled over one program:
 //! every SIMT op becomes a block doing what the interpreter does for that op, with the
@@ -67,6 +67,11 @@ use crate::{ExecError, ExecInfo, Mask, Resources, WARP_LANES};
 const CHUNKS: usize = WARP_LANES / 4;
 /// Bytes of one warp register in the register file.
 const REG_BYTES: i32 = (WARP_LANES * 4) as i32;
+/// A lane mask ([`Mask`]) as the generated code holds it: one bit per lane.
+const MASK_TY: types::Type = types::I64;
+/// Bytes of one [`Mask`] in memory.
+const MASK_BYTES: usize = std::mem::size_of::<Mask>();
+const _: () = assert!(Mask::BITS == 64 && WARP_LANES <= 64);
 
 /// The counters the compiled code keeps, in [`Cx::counters`] order. The first
 /// [`LIVE_COUNTERS`] (the budget) lives in a machine register while the code runs; the
@@ -710,6 +715,11 @@ fn reg_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
+/// Where mask `i` (`a, b, c, d`) of frame level `k` is saved ([`Cx::frames`]).
+fn frame_offset(k: usize, i: usize) -> i32 {
+    ((4 * k + i) * MASK_BYTES) as i32
+}
+
 fn counter_offset(c: usize) -> i32 {
     (std::mem::offset_of!(Cx, counters) + 8 * c) as i32
 }
@@ -734,24 +744,21 @@ impl<'a, 'f> Gen<'a, 'f> {
         let regs = b
             .ins()
             .load(ptr, flags, cx, std::mem::offset_of!(Cx, regs) as i32);
-        let i32_var = |b: &mut FunctionBuilder, v: Value| {
-            let var = b.declare_var(types::I32);
+        let mask_var = |b: &mut FunctionBuilder, v: Value| {
+            let var = b.declare_var(MASK_TY);
             b.def_var(var, v);
             var
         };
         let m = b
             .ins()
-            .load(types::I32, flags, cx, std::mem::offset_of!(Cx, mask) as i32);
-        let mask = i32_var(&mut b, m);
-        let h = b.ins().load(
-            types::I32,
-            flags,
-            cx,
-            std::mem::offset_of!(Cx, helpers) as i32,
-        );
-        let helpers = i32_var(&mut b, h);
-        let zero = b.ins().iconst(types::I32, 0);
-        let discarded = i32_var(&mut b, zero);
+            .load(MASK_TY, flags, cx, std::mem::offset_of!(Cx, mask) as i32);
+        let mask = mask_var(&mut b, m);
+        let h = b
+            .ins()
+            .load(MASK_TY, flags, cx, std::mem::offset_of!(Cx, helpers) as i32);
+        let helpers = mask_var(&mut b, h);
+        let no_lanes = b.ins().iconst(MASK_TY, 0);
+        let discarded = mask_var(&mut b, no_lanes);
         let counters = std::array::from_fn(|c| {
             let v = b.ins().load(types::I64, flags, cx, counter_offset(c));
             let var = b.declare_var(types::I64);
@@ -760,14 +767,15 @@ impl<'a, 'f> Gen<'a, 'f> {
         });
         let frames: Vec<FrameVars> = (0..code.max_depth as usize + 1)
             .map(|_| FrameVars {
-                a: i32_var(&mut b, zero),
-                b: i32_var(&mut b, zero),
-                c: i32_var(&mut b, zero),
-                d: i32_var(&mut b, zero),
+                a: mask_var(&mut b, no_lanes),
+                b: mask_var(&mut b, no_lanes),
+                c: mask_var(&mut b, no_lanes),
+                d: mask_var(&mut b, no_lanes),
             })
             .collect();
         // Every scalar starts defined (as 0): an undefined use cannot happen in code from
         // the front end (uniform registers are written before they are read).
+        let zero = b.ins().iconst(types::I32, 0);
         let scalars: Vec<Option<Variable>> = (0..uniform.registers() as u32)
             .map(|r| {
                 uniform.is_uniform(Reg(r)).then(|| {
@@ -815,14 +823,12 @@ impl<'a, 'f> Gen<'a, 'f> {
             (helpers, std::mem::offset_of!(Cx, helpers)),
             (discarded, std::mem::offset_of!(Cx, discarded)),
         ] {
-            let v = b.ins().load(types::I32, flags, cx, field as i32);
+            let v = b.ins().load(MASK_TY, flags, cx, field as i32);
             b.def_var(var, v);
         }
         for (k, f) in frames.iter().enumerate() {
             for (i, var) in [f.a, f.b, f.c, f.d].into_iter().enumerate() {
-                let v = b
-                    .ins()
-                    .load(types::I32, flags, saved, (16 * k + 4 * i) as i32);
+                let v = b.ins().load(MASK_TY, flags, saved, frame_offset(k, i));
                 b.def_var(var, v);
             }
         }
@@ -959,7 +965,6 @@ impl<'a, 'f> Gen<'a, 'f> {
         if !self.uniform.uniform_control(self.pc) {
             let m = self.b.use_var(self.mask);
             let lanes = self.b.ins().popcnt(m);
-            let lanes = self.b.ins().uextend(types::I64, lanes);
             let lanes = self.b.ins().imul_imm_s(lanes, len as i64);
             self.add_counter(Counter::ActiveLanes, lanes);
             self.add_counter_imm(Counter::DivergentIssued, len as i64);
@@ -1031,8 +1036,9 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.def_var(self.mask, z);
     }
 
+    /// The empty lane mask.
     fn zero(&mut self) -> Value {
-        self.b.ins().iconst(types::I32, 0)
+        self.b.ins().iconst(MASK_TY, 0)
     }
 
     fn op(&mut self, pc: usize) {
@@ -1069,7 +1075,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                     let f = self.frames[k];
                     for (i, var) in [f.a, f.b, f.c, f.d].into_iter().enumerate() {
                         let v = self.b.use_var(var);
-                        self.b.ins().store(flags, v, saved, (16 * k + 4 * i) as i32);
+                        self.b.ins().store(flags, v, saved, frame_offset(k, i));
                     }
                 }
                 for (var, field) in [
@@ -1187,7 +1193,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 self.issue_control(1);
                 let m = self.b.use_var(self.mask);
                 let mut matched = self.zero();
-                let mut targets = self.zero();
+                let mut targets = self.b.ins().iconst(types::I32, 0);
                 for &v in values.iter() {
                     let mm = self.eq_mask(selector, v);
                     let new = self.b.ins().band_not(mm, matched);
@@ -1346,8 +1352,8 @@ impl<'a, 'f> Gen<'a, 'f> {
                     self.cx,
                     std::mem::offset_of!(Cx, discarded) as i32,
                 );
-                let z = self.zero();
-                self.b.ins().return_(&[z]);
+                let finished = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().return_(&[finished]);
             }
         }
     }

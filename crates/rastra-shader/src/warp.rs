@@ -505,7 +505,7 @@ impl MemCx<'_, '_> {
 #[inline(always)]
 fn masked_store(dst: &mut [u32; WARP_LANES], src: &[u32; WARP_LANES], mask: Mask) {
     for l in 0..WARP_LANES {
-        let on = 0u32.wrapping_sub((mask >> l) & 1);
+        let on = 0u32.wrapping_sub(((mask >> l) & 1) as u32);
         dst[l] = (src[l] & on) | (dst[l] & !on);
     }
 }
@@ -725,10 +725,11 @@ fn exec_inst(regs: &mut [[u32; WARP_LANES]], inst: &Inst, mask: Mask, effects: M
             regs[dst.0 as usize] = std::array::from_fn(|l| l as u32);
         }
         Inst::Ballot { dst, pred } => {
+            // The mask's words, low first (a vec4<u32> holds up to 128 lanes).
             let b = cond_mask(&regs[pred.0 as usize]) & mask;
-            regs[dst.0 as usize] = [b; WARP_LANES];
-            for k in 1..4 {
-                regs[dst.0 as usize + k] = [0; WARP_LANES];
+            for k in 0..4 {
+                let word = b.checked_shr(32 * k as u32).unwrap_or(0) as u32;
+                regs[dst.0 as usize + k] = [word; WARP_LANES];
             }
         }
         Inst::SubgroupOp {

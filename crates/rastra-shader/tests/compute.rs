@@ -378,15 +378,15 @@ fn statistics_count_classes_divergence_and_barriers() {
     assert!(info.divergent_branches >= 16, "{info:?}");
     assert_eq!(info.barrier_waits, 1);
     // Uniform program: no divergence, full lanes.
-    let u = compile(
+    let u = compile(&format!(
         "@group(0) @binding(0) var<storage, read_write> o: array<u32>;
-        @compute @workgroup_size(32) fn main(@builtin(local_invocation_index) i: u32) {
+        @compute @workgroup_size({WARP_LANES}) fn main(@builtin(local_invocation_index) i: u32) {{
             var s = 0u;
-            for (var k = 0u; k < 4u; k++) { s += k * i; }
+            for (var k = 0u; k < 4u; k++) {{ s += k * i; }}
             o[i] = s;
-        }",
-    );
-    let (_, info) = dispatch(&u, &[vec![0; 32]], [1, 1, 1]);
+        }}",
+    ));
+    let (_, info) = dispatch(&u, &[vec![0; WARP_LANES]], [1, 1, 1]);
     assert_eq!(info.divergent_branches, 0);
     assert_eq!(info.active_lanes, info.instructions * WARP_LANES as u64);
 }

@@ -188,7 +188,7 @@ fn subgroup_operations_over_active_lanes() {
             var r = vec4<u32>(0u);
             if x % 4u != 3u {
                 let b = subgroupBallot(x % 2u == 0u);
-                r.x = b.x + subgroupAdd(x) * 65536u;
+                r.x = (b.x ^ (b.y * 3u)) + subgroupAdd(x) * 65536u + b.z + b.w;
                 r.y = subgroupInclusiveAdd(x) + subgroupExclusiveMul(x + 1u) * 1000u;
                 r.z = subgroupBroadcastFirst(x) + subgroupShuffleXor(x, 1u) * 100u
                     + subgroupBroadcast(x, 4u) * 10000u;
@@ -204,16 +204,22 @@ fn subgroup_operations_over_active_lanes() {
     let taking: Vec<u32> = (0..WARP_LANES as u32)
         .filter(|&l| l % 4 != 3 && l != 13)
         .collect();
-    let ballot: u32 = taking
+    // The ballot's words, 32 lanes each (the upper two always zero).
+    let ballot: u64 = taking
         .iter()
         .filter(|&&l| l % 2 == 0)
-        .map(|&l| 1 << l)
+        .map(|&l| 1u64 << l)
         .sum();
+    let ballot = (ballot as u32) ^ ((ballot >> 32) as u32).wrapping_mul(3);
     let sum: u32 = taking.iter().sum();
     let max = *taking.iter().max().unwrap();
     for &l in &taking {
         let lu = l as usize;
-        assert_eq!(r.u(0, 0, lu), ballot + sum * 65536, "lane {l}");
+        assert_eq!(
+            r.u(0, 0, lu),
+            ballot.wrapping_add(sum.wrapping_mul(65536)),
+            "lane {l}"
+        );
         let incl: u32 = taking.iter().filter(|&&k| k <= l).sum();
         let excl: u32 = taking
             .iter()

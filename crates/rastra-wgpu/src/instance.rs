@@ -130,8 +130,8 @@ pub(crate) fn adapter_info() -> wgpu::AdapterInfo {
         driver_info: format!("rastra {}", env!("CARGO_PKG_VERSION")),
         backend: wgpu::Backend::Noop,
         // Informative only (subgroup operations are not advertised): rastra's warp width.
-        subgroup_min_size: 16,
-        subgroup_max_size: 16,
+        subgroup_min_size: rastra::WARP_LANES as u32,
+        subgroup_max_size: rastra::WARP_LANES as u32,
         transient_saves_memory: Some(false),
         limit_bucket: None,
     }

@@ -69,6 +69,8 @@ pub use rastra_pipeline::state::{
     CompareFunction, CullMode, DepthBias, DepthStencilState, FrontFace, MultisampleState,
     PrimitiveState, PrimitiveTopology, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
+/// Lanes in a warp of the shader cores: the subgroup size shaders see.
+pub use rastra_shader::WARP_LANES;
 pub use rastra_shader::{
     BindingKind, CompileError, Stage as ShaderStage, StorageAccess, TextureSampleKind,
 };

@@ -7,7 +7,8 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{ConstantData, Endianness, InstBuilder, MemFlagsData, Value, types};
 
-use super::{CHUNKS, Cached, Gen, REG_BYTES, reg_flags};
+use super::{CHUNKS, Cached, Gen, MASK_TY, REG_BYTES, reg_flags};
+use crate::WARP_LANES;
 use crate::ir::Reg;
 
 impl Gen<'_, '_> {
@@ -189,11 +190,20 @@ impl Gen<'_, '_> {
 
     /// Per-chunk all-ones lane masks of the lanes set in the scalar `mask`.
     pub(super) fn lane_masks(&mut self, mask: Value) -> [Value; CHUNKS] {
-        let m = self.b.ins().splat(types::I32X4, mask);
+        // The mask's 32-bit words, each splat across a vector: chunk `j`'s lanes are bits
+        // 4j … 4j + 3, in word 4j / 32.
+        let words: [Value; WARP_LANES.div_ceil(32)] = std::array::from_fn(|w| {
+            let word = match w {
+                0 => mask,
+                _ => self.b.ins().ushr_imm_u(mask, 32 * w as i64),
+            };
+            let word = self.b.ins().ireduce(types::I32, word);
+            self.b.ins().splat(types::I32X4, word)
+        });
         std::array::from_fn(|j| {
-            let s = 4 * j as u32;
+            let s = 4 * j as u32 % 32;
             let bits = self.vconst([1 << s, 2 << s, 4 << s, 8 << s]);
-            let on = self.b.ins().band(m, bits);
+            let on = self.b.ins().band(words[4 * j / 32], bits);
             self.b.ins().icmp(IntCC::Equal, on, bits)
         })
     }
@@ -202,7 +212,7 @@ impl Gen<'_, '_> {
     pub(super) fn gather(&mut self, chunks: [Value; CHUNKS]) -> Value {
         let mut out = None;
         for (j, c) in chunks.into_iter().enumerate() {
-            let bits = self.b.ins().vhigh_bits(types::I32, c);
+            let bits = self.b.ins().vhigh_bits(MASK_TY, c);
             let bits = if j == 0 {
                 bits
             } else {
@@ -221,7 +231,7 @@ impl Gen<'_, '_> {
         if self.scalar_var(r).is_some() {
             // The same in every lane: all lanes or none (callers keep the active ones).
             let x = self.scalar(r);
-            let all = self.b.ins().iconst(types::I32, -1);
+            let all = self.b.ins().iconst(MASK_TY, -1);
             let none = self.zero();
             return self.b.ins().select(x, all, none);
         }
@@ -238,7 +248,7 @@ impl Gen<'_, '_> {
                 .b
                 .ins()
                 .icmp_imm_s(IntCC::Equal, x, value as i32 as i64);
-            let all = self.b.ins().iconst(types::I32, -1);
+            let all = self.b.ins().iconst(MASK_TY, -1);
             let none = self.zero();
             return self.b.ins().select(eq, all, none);
         }

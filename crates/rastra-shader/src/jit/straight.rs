@@ -8,8 +8,8 @@ use cranelift_codegen::ir::{
 };
 
 use super::{
-    CHUNKS, Gen, REG_BYTES, alu_dst, arith, exec_callback, float_cc, int_cc, is_float_arith,
-    is_int_arith, liveness, reg_flags, unary_callback,
+    CHUNKS, Gen, MASK_TY, REG_BYTES, alu_dst, arith, exec_callback, float_cc, int_cc,
+    is_float_arith, is_int_arith, liveness, reg_flags, unary_callback,
 };
 use crate::ir::{BinOp, Inst, Reg, TerOp, UnOp};
 
@@ -114,7 +114,8 @@ impl Gen<'_, '_> {
         }
         let mut sig = Signature::new(self.b.func.signature.call_conv);
         sig.params.push(AbiParam::new(self.ptr));
-        sig.params.extend([AbiParam::new(types::I32); 3]);
+        sig.params.push(AbiParam::new(types::I32));
+        sig.params.extend([AbiParam::new(MASK_TY); 2]);
         let sig = self.b.import_signature(sig);
         let f = self
             .b
