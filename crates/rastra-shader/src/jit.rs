@@ -640,12 +640,14 @@ fn arith(b: &mut FunctionBuilder, op: BinOp, x: Value, y: Value) -> Option<Value
     })
 }
 
-/// Registers compiled code keeps as machine-register variables (four chunks each) rather
-/// than in the register file: per-lane variables a loop stores to (their values go round the
-/// loop), that are no outputs, in programs without barriers — at most two, as four vector
-/// registers each are a quarter of the machine's sixteen (more made the register allocator
-/// spill a loop's values). Reads by the interpreter's code see them written to the
-/// register file first (`materialize`).
+/// Registers compiled code keeps as variables ([`CHUNKS`] vectors each) rather than in the
+/// register file: per-lane variables a loop stores to (their values go round the loop),
+/// that are no outputs, in programs without barriers — at most two. (The limit was chosen
+/// with 16-lane warps, four vectors a register, a quarter of the machine's sixteen: more
+/// made the register allocator spill a loop's values. At 64 lanes a promoted register is
+/// sixteen vectors, and the allocator keeps what fits in machine registers and the rest in
+/// its spill slots.) Reads by the interpreter's code see them written to the register file
+/// first (`materialize`).
 fn promoted_registers(code: &Code, outputs: &[u32], uniform: &uniform::Uniform) -> Vec<bool> {
     const MOST: usize = 2;
     let mut out = Vec::new();
