@@ -59,8 +59,8 @@ impl Batch {
     #[inline]
     fn lookup(&self, id: u32) -> Option<u8> {
         let n = self.tags.len();
-        let used = 1u64.checked_shl(n as u32).map_or(u64::MAX, |b| b - 1);
-        let equal = tag_matches(&self.tag_array, n.div_ceil(16), id) & used;
+        // The slots in use are a warp's first lanes (BATCH_VERTICES = WARP_LANES).
+        let equal = tag_matches(&self.tag_array, n.div_ceil(16), id) & lane_mask(n);
         (equal != 0).then(|| equal.trailing_zeros() as u8)
     }
 
