@@ -6,8 +6,9 @@
 //! indices, see [`Assembly`]) one after the other — is cut into chunks of
 //! [`CHUNK_POSITIONS`]; the chunks of the batch's draws, draw after draw, form one stream of
 //! jobs. A chunk is one job for any worker: input assembly, vertex batches (a chunk starts a
-//! new batch, as an instance does), vertex shading on the worker's shader core, clipping,
-//! setup, and binning of its triangles into its own tile bins. The cuts are fixed by
+//! new batch; the instances inside a chunk share batches, see [`crate::vertex`]), vertex
+//! shading on the worker's shader core, clipping, setup, and binning of its triangles into
+//! its own tile bins. The cuts are fixed by
 //! positions, never by threads, so the batches, the statistics and the triangles are the
 //! same however many workers there are.
 //!
@@ -226,7 +227,6 @@ impl<'c> DrawFront<'c> {
         &self,
         warp: &mut Warp,
         core: &mut ShaderCore,
-        instance: u32,
         batch: &Batch,
         chunk: &mut ChunkParts<'_>,
         counters: &mut Counters,
@@ -240,7 +240,7 @@ impl<'c> DrawFront<'c> {
             unit.invalidate_l1();
         }
         self.shading
-            .shade(batch, instance, warp, unit, shaded, chunk.budget, counters)?;
+            .shade(batch, warp, unit, shaded, chunk.budget, counters)?;
         for slots in &batch.prims {
             let s = slots.map(|s| s as usize);
             process_triangle(
@@ -305,25 +305,25 @@ impl<'c> DrawFront<'c> {
                 texels,
                 budget: &mut local,
             };
-            while flat < end && error.is_none() {
+            let mut dispatch = |batch: &Batch, counters: &mut Counters| {
+                if error.is_none()
+                    && let Err(e) = self.run_batch(warp, core, batch, &mut out, counters)
+                {
+                    *error = Some(e);
+                }
+            };
+            while flat < end {
                 let instance = self.call.instances.start + (flat / self.per_instance) as u32;
                 let pos = flat % self.per_instance;
                 let take = (self.per_instance - pos).min(end - flat);
-                let mut dispatch = |batch: &Batch, counters: &mut Counters| {
-                    if error.is_none()
-                        && let Err(e) =
-                            self.run_batch(warp, core, instance, batch, &mut out, counters)
-                    {
-                        *error = Some(e);
-                    }
-                };
+                batcher.begin_instance(instance);
                 self.assembly
                     .walk(pos as u32..(pos + take) as u32, counters, |t, counters| {
                         batcher.push(t, counters, &mut dispatch)
                     });
-                batcher.flush(counters, &mut dispatch);
                 flat += take;
             }
+            batcher.flush(counters, &mut dispatch);
         }
         for (i, tri) in triangles.iter().enumerate() {
             bins.insert(grid, i as u32, &tri.bounds, counters);

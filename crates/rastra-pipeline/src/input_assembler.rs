@@ -103,11 +103,12 @@ pub fn fetch_attribute(
     format.unpack(&bytes[..size])
 }
 
-/// [`fetch_attribute`] for the vertices of one warp — lane i is vertex `ids[i]` — written to
-/// the first `regs.len()` components' registers (`regs[c][i]`), with the same values and
-/// the same out-of-bounds count as lane by lane. The common attribute, 32-bit components
-/// stepping per vertex at word-aligned addresses, is read as words with one bounds test per
-/// lane; a per-instance attribute is fetched once for every lane.
+/// [`fetch_attribute`] for the vertices of one warp — lane i is vertex `ids[i]` of instance
+/// `instances[i]` — written to the first `regs.len()` components' registers (`regs[c][i]`),
+/// with the same values and the same out-of-bounds count as lane by lane. The common
+/// attribute, 32-bit components stepping per vertex at word-aligned addresses, is read as
+/// words with one bounds test per lane; a per-instance attribute is fetched once for each
+/// run of lanes of one instance.
 #[allow(clippy::too_many_arguments)]
 pub fn fetch_attribute_lanes<const L: usize>(
     buffer: &BufferSlice<'_>,
@@ -116,24 +117,35 @@ pub fn fetch_attribute_lanes<const L: usize>(
     stride: u64,
     step: VertexStepMode,
     ids: &[u32],
-    instance: u32,
+    instances: &[u32],
     regs: &mut [[u32; L]],
     counters: &mut Counters,
 ) {
-    let lanes = ids.len().min(L);
+    let lanes = ids.len().min(instances.len()).min(L);
+    let (ids, instances) = (&ids[..lanes], &instances[..lanes]);
     let put = |lane: usize, value: [u32; 4], regs: &mut [[u32; L]]| {
         for (c, reg) in regs.iter_mut().enumerate().take(4) {
             reg[lane] = value[c];
         }
     };
     if step == VertexStepMode::Instance {
-        // Every lane reads the same element: one read, its outcome counted per lane.
-        let before = counters.out_of_bounds_fetches;
-        let value = fetch_attribute(buffer, format, offset, stride, step, 0, instance, counters);
-        let missed = counters.out_of_bounds_fetches - before;
-        counters.out_of_bounds_fetches += missed * lanes.saturating_sub(1) as u64;
-        for lane in 0..lanes {
-            put(lane, value, regs);
+        // The lanes of one instance read the same element: one read per run of equal
+        // instances (a warp packs a few), its outcome counted per lane.
+        let mut first = 0;
+        while first < lanes {
+            let instance = instances[first];
+            let end = (first + 1..lanes)
+                .find(|&l| instances[l] != instance)
+                .unwrap_or(lanes);
+            let before = counters.out_of_bounds_fetches;
+            let value =
+                fetch_attribute(buffer, format, offset, stride, step, 0, instance, counters);
+            let missed = counters.out_of_bounds_fetches - before;
+            counters.out_of_bounds_fetches += missed * (end - first - 1) as u64;
+            for lane in first..end {
+                put(lane, value, regs);
+            }
+            first = end;
         }
         return;
     }
@@ -141,7 +153,7 @@ pub fn fetch_attribute_lanes<const L: usize>(
         .whole_words()
         .filter(|_| (buffer.offset + offset).is_multiple_of(4) && stride.is_multiple_of(4));
     let Some((n, one)) = words else {
-        for (lane, &id) in ids.iter().enumerate().take(lanes) {
+        for (lane, (&id, &instance)) in ids.iter().zip(instances).enumerate() {
             let value =
                 fetch_attribute(buffer, format, offset, stride, step, id, instance, counters);
             put(lane, value, regs);
@@ -155,36 +167,44 @@ pub fn fetch_attribute_lanes<const L: usize>(
         3 => word_lanes::<3, L>,
         _ => word_lanes::<4, L>,
     };
-    let mut misses = fetch(buffer, offset, stride, &ids[..lanes], one, regs);
+    let mut misses = fetch(buffer, offset, stride, ids, one, regs);
     // The lanes whose words are not all inside the slice: as `fetch_attribute` reads them.
     while misses != 0 {
         let lane = misses.trailing_zeros() as usize;
         misses &= misses - 1;
         let value = fetch_attribute(
-            buffer, format, offset, stride, step, ids[lane], instance, counters,
+            buffer,
+            format,
+            offset,
+            stride,
+            step,
+            ids[lane],
+            instances[lane],
+            counters,
         );
         put(lane, value, regs);
     }
 }
 
 /// [`fetch_attribute_lanes`]' common case for `N` 32-bit components at word-aligned
-/// addresses: each lane's `N` words (components past `N` their 0, 0, 0, `one` defaults);
-/// returns the lanes (bit i = lane i) whose words are not all inside the slice, untouched.
+/// addresses: each lane's `N` words of element `elements[lane]` (components past `N` their
+/// 0, 0, 0, `one` defaults); returns the lanes (bit i = lane i) whose words are not all
+/// inside the slice, untouched.
 #[inline(always)]
 fn word_lanes<const N: usize, const L: usize>(
     buffer: &BufferSlice<'_>,
     offset: u64,
     stride: u64,
-    ids: &[u32],
+    elements: &[u32],
     one: u32,
     regs: &mut [[u32; L]],
 ) -> u64 {
     const { assert!(L <= 64, "a lane mask is 64 bits") };
     let len = 4 * N as u64;
     let mut misses = 0;
-    for (lane, &id) in ids.iter().enumerate().take(L) {
+    for (lane, &element) in elements.iter().enumerate().take(L) {
         // Strides are at most 2048 and offsets inside the element (validated): no overflow.
-        let at = id as u64 * stride + offset;
+        let at = element as u64 * stride + offset;
         let first = ((buffer.offset + at) / 4) as usize;
         let words = (at + len <= buffer.size)
             .then(|| buffer.words.get(first..first + N))
@@ -258,7 +278,8 @@ mod tests {
     }
 
     /// A warp's fetch equals the lane-by-lane fetch, values and out-of-bounds count: every
-    /// format, per-vertex and per-instance steps, aligned and unaligned offsets and strides,
+    /// format, per-vertex and per-instance steps (warps of one instance and of several),
+    /// aligned and unaligned offsets and strides,
     /// slices starting mid-buffer, vertices inside, straddling and past the end, register
     /// counts 1…4, partial warps.
     #[test]
@@ -299,10 +320,19 @@ mod tests {
                     _ => next() % 80,
                 })
                 .collect();
-            let instance = next() % 80;
+            // One instance for the warp, or several packed in it (non-decreasing, as a
+            // batch fills them).
+            let mut instance = next() % 80;
+            let packed = next() % 2 == 0;
+            let instances: Vec<u32> = (0..lanes)
+                .map(|_| {
+                    instance += (packed && next() % 8 == 0) as u32;
+                    instance
+                })
+                .collect();
             let mut c1 = Counters::default();
             let mut expected = vec![[0u32; 32]; comps];
-            for (lane, &id) in ids.iter().enumerate() {
+            for (lane, (&id, &instance)) in ids.iter().zip(&instances).enumerate() {
                 let v = fetch_attribute(&buf, format, offset, stride, step, id, instance, &mut c1);
                 for (c, reg) in expected.iter_mut().enumerate() {
                     reg[lane] = v[c];
@@ -311,7 +341,7 @@ mod tests {
             let mut c2 = Counters::default();
             let mut got = vec![[0u32; 32]; comps];
             fetch_attribute_lanes(
-                &buf, format, offset, stride, step, &ids, instance, &mut got, &mut c2,
+                &buf, format, offset, stride, step, &ids, &instances, &mut got, &mut c2,
             );
             assert_eq!(got, expected, "case {case}: {format:?} {step:?}");
             assert_eq!(

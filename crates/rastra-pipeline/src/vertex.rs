@@ -6,6 +6,12 @@
 //! the batch is closed and a new one starts from an empty tag array, so batches are
 //! independent and a primitive is never split between two. Each batch is shaded on the
 //! shader cores in warps of [`WARP_LANES`] lanes, every vertex exactly once.
+//!
+//! The tag of a slot is its vertex id within an instance: an instanced draw's batch may
+//! hold the end of one instance and the start of the next (instance packing, so a small
+//! mesh drawn many times fills whole warps), but a vertex of one instance never hits a slot
+//! of another — each slot carries its instance, and a lookup compares only the slots of the
+//! current one.
 
 use rastra_shader::{Resources, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
@@ -18,50 +24,95 @@ use crate::memory::BufferSlice;
 
 /// Unique vertices per batch: one warp's lanes.
 pub const BATCH_VERTICES: usize = WARP_LANES;
-const _: () = assert!(BATCH_VERTICES.is_multiple_of(16) && BATCH_VERTICES <= 64);
+const _: () = assert!(BATCH_VERTICES < u8::MAX as usize);
 
-/// A batch: the cache tags (vertex ids, one per slot) and the primitives as slot triples.
+/// Entries of a batch's tag table: twice its slots, so probe sequences stay short.
+const TAG_TABLE: usize = 2 * BATCH_VERTICES;
+
+/// A batch: the cache tags (vertex ids, one per slot), each slot's instance, and the
+/// primitives as slot triples.
 #[derive(Clone, Debug)]
 pub struct Batch {
     pub tags: Vec<u32>,
+    pub instances: Vec<u32>,
     pub prims: Vec<[u8; 3]>,
-    /// The tags again in a fixed array (slots past `tags.len()` hold stale values), so a
-    /// lookup compares all of them at once.
-    tag_array: [u32; BATCH_VERTICES],
+    /// The tag lookup — a CAM in hardware — as an open-addressing table: entry = slot + 1
+    /// (0 empty), placed at the id's hash or the next free entry after it. An id has at most
+    /// one entry, its latest slot: a vertex of a new instance takes over the entry of the
+    /// same id in an earlier instance.
+    table: [u8; TAG_TABLE],
+    /// The instance new slots belong to, and its first slot: the slots before it hold
+    /// earlier instances' vertices, which no lookup may hit.
+    instance: u32,
+    instance_start: usize,
 }
 
 impl Default for Batch {
     fn default() -> Self {
         Batch {
             tags: Vec::new(),
+            instances: Vec::new(),
             prims: Vec::new(),
-            tag_array: [0; BATCH_VERTICES],
+            table: [0; TAG_TABLE],
+            instance: 0,
+            instance_start: 0,
         }
     }
 }
 
+/// The table entry where `id`'s probe sequence starts: Fibonacci hashing, the top bits of
+/// the product, so ids in a run spread over the table.
+#[inline(always)]
+fn home(id: u32) -> usize {
+    const BITS: u32 = TAG_TABLE.trailing_zeros();
+    const { assert!(TAG_TABLE.is_power_of_two()) };
+    (id.wrapping_mul(0x9e37_79b9) >> (32 - BITS)) as usize
+}
+
 impl Batch {
+    /// Empties the batch; new slots still belong to the current instance.
     fn clear(&mut self) {
         self.tags.clear();
+        self.instances.clear();
         self.prims.clear();
+        self.table = [0; TAG_TABLE];
+        self.instance_start = 0;
+    }
+
+    /// Starts `instance`: the slots filled so far stay, but no later lookup hits them.
+    fn begin_instance(&mut self, instance: u32) {
+        self.instance = instance;
+        self.instance_start = self.tags.len();
+    }
+
+    /// The entry holding `id`'s slot, or the empty entry that ends its probe sequence. The
+    /// table never holds more entries than slots, at most half of it, so there is always
+    /// an empty entry to stop at.
+    #[inline(always)]
+    fn probe(&self, id: u32) -> usize {
+        let mut e = home(id);
+        loop {
+            let s = self.table[e] as usize;
+            if s == 0 || self.tags[s - 1] == id {
+                return e;
+            }
+            e = (e + 1) % TAG_TABLE;
+        }
     }
 
     fn push_tag(&mut self, id: u32) {
-        self.tag_array[self.tags.len()] = id;
+        let e = self.probe(id);
         self.tags.push(id);
+        self.instances.push(self.instance);
+        self.table[e] = self.tags.len() as u8;
     }
 
-    /// Slot holding `id`, if it is cached in this batch: every slot in use compared (a
-    /// mask of the equal ones; no early exit). On x86-64 SSE2 compares of four tags,
-    /// sixteen at a time (the groups holding slots in use), narrowed with saturation (−1
-    /// and 0 survive) to bytes whose sign bits are one `movemask` — bit `i` for slot `i`,
-    /// as the plain loop sets it.
+    /// Slot holding `id` of the current instance, if it is cached in this batch.
     #[inline]
     fn lookup(&self, id: u32) -> Option<u8> {
-        let n = self.tags.len();
-        // The slots in use are a warp's first lanes (BATCH_VERTICES = WARP_LANES).
-        let equal = tag_matches(&self.tag_array, n.div_ceil(16), id) & lane_mask(n);
-        (equal != 0).then(|| equal.trailing_zeros() as u8)
+        let s = self.table[self.probe(id)] as usize;
+        // Entry s is slot s − 1; 0 (empty) is never above the instance's first slot.
+        (s > self.instance_start).then(|| (s - 1) as u8)
     }
 
     /// Tries to add a triangle; false when its misses do not fit (the batch is unchanged).
@@ -101,41 +152,6 @@ impl Batch {
     }
 }
 
-/// Bit `i` set when `tags[i] == id`, for the slots of the first `groups` groups of sixteen
-/// (the other bits are unspecified).
-#[inline(always)]
-fn tag_matches(tags: &[u32; BATCH_VERTICES], groups: usize, id: u32) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86-64 baseline; each load reads four of the tags
-        // (groups below BATCH_VERTICES / 4).
-        unsafe {
-            let id = _mm_set1_epi32(id as i32);
-            let eq =
-                |g: usize| _mm_cmpeq_epi32(_mm_loadu_si128(tags.as_ptr().add(4 * g).cast()), id);
-            let mut equal = 0u64;
-            for h in 0..groups.min(BATCH_VERTICES / 16) {
-                let g = 4 * h;
-                let bytes = _mm_packs_epi16(
-                    _mm_packs_epi32(eq(g), eq(g + 1)),
-                    _mm_packs_epi32(eq(g + 2), eq(g + 3)),
-                );
-                equal |= (_mm_movemask_epi8(bytes) as u64 & 0xffff) << (16 * h);
-            }
-            equal
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut equal = 0u64;
-        for (i, &t) in tags.iter().enumerate().take(16 * groups) {
-            equal |= ((t == id) as u64) << i;
-        }
-        equal
-    }
-}
-
 /// Forms batches from a stream of triangles.
 #[derive(Default)]
 pub struct Batcher {
@@ -143,6 +159,12 @@ pub struct Batcher {
 }
 
 impl Batcher {
+    /// Starts `instance`: its triangles join the current batch, but its vertices never hit
+    /// the slots of the instances before it.
+    pub fn begin_instance(&mut self, instance: u32) {
+        self.batch.begin_instance(instance);
+    }
+
     /// Adds a triangle. When the current batch is full it is passed to `dispatch` first and a
     /// new batch is started.
     pub fn push(
@@ -199,13 +221,11 @@ pub struct VertexShading<'a> {
 }
 
 impl VertexShading<'_> {
-    /// Shades every vertex of `batch` for `instance`, writing the results to `out`; `unit`
-    /// is the texture unit of the shader core the vertex warps run on.
-    #[allow(clippy::too_many_arguments)]
+    /// Shades every vertex of `batch` (each slot for its own instance), writing the results
+    /// to `out`; `unit` is the texture unit of the shader core the vertex warps run on.
     pub fn shade(
         &self,
         batch: &Batch,
-        instance: u32,
         warp: &mut Warp,
         unit: &mut TextureUnit,
         out: &mut ShadedBatch,
@@ -223,7 +243,11 @@ impl VertexShading<'_> {
         out.outcodes.resize(n, 0);
         out.attrs.clear();
         out.attrs.resize(n * words, 0);
-        for (w, chunk) in batch.tags.chunks(WARP_LANES).enumerate() {
+        let warps = batch
+            .tags
+            .chunks(WARP_LANES)
+            .zip(batch.instances.chunks(WARP_LANES));
+        for (w, (chunk, instances)) in warps.enumerate() {
             let base = w * WARP_LANES;
             let active = lane_mask(chunk.len());
             for input in &p.vertex_inputs {
@@ -242,20 +266,17 @@ impl VertexShading<'_> {
                         stride,
                         step,
                         chunk,
-                        instance,
+                        instances,
                         regs,
                         counters,
                     ),
                     // One component, the rest (if any) zero.
                     VertexInputSource::VertexIndex | VertexInputSource::InstanceIndex => {
                         let index = input.source == VertexInputSource::VertexIndex;
+                        let ids = if index { chunk } else { instances };
                         for (c, reg) in regs.iter_mut().enumerate() {
-                            for (lane, &id) in chunk.iter().enumerate() {
-                                reg[lane] = match (c, index) {
-                                    (0, true) => id,
-                                    (0, false) => instance,
-                                    _ => 0,
-                                };
+                            for (lane, &id) in ids.iter().enumerate() {
+                                reg[lane] = if c == 0 { id } else { 0 };
                             }
                         }
                     }
@@ -340,20 +361,71 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The table finds exactly what comparing every slot of the current instance finds:
+        /// triangles over a few ids (many hits), instances switching now and then, batches
+        /// filling and flushing.
         #[test]
-        fn tag_matches_sets_the_bit_of_every_equal_slot(
-            // Few distinct values, so most ids match several slots (or none).
-            tags in proptest::collection::vec(0u32..6, BATCH_VERTICES),
-            id in proptest::prop_oneof![0u32..7, proptest::strategy::Just(u32::MAX)],
+        fn lookup_equals_comparing_every_slot_of_the_instance(
+            tris in proptest::collection::vec(
+                (proptest::array::uniform3(0u32..90), 0u32..10),
+                1..400,
+            ),
         ) {
-            let expect = (0..BATCH_VERTICES)
-                .filter(|&i| tags[i] == id)
-                .fold(0u64, |m, i| m | 1 << i);
-            let tags: [u32; BATCH_VERTICES] = tags.try_into().expect("a batch of tags");
-            proptest::prop_assert_eq!(tag_matches(&tags, BATCH_VERTICES / 16, id), expect);
-            // The first group alone: its slots' bits.
-            proptest::prop_assert_eq!(tag_matches(&tags, 1, id) & 0xffff, expect & 0xffff);
+            let mut batch = Batch::default();
+            let mut counters = Counters::default();
+            let mut instance = 0;
+            for (tri, switch) in tris {
+                if switch == 0 {
+                    instance += 1;
+                    batch.begin_instance(instance);
+                }
+                if !batch.try_add(tri, &mut counters) {
+                    batch.clear();
+                    proptest::prop_assert!(batch.try_add(tri, &mut counters));
+                }
+                for id in 0..92 {
+                    let expect = (batch.instance_start..batch.tags.len())
+                        .find(|&s| batch.tags[s] == id)
+                        .map(|s| s as u8);
+                    proptest::prop_assert_eq!(batch.lookup(id), expect, "id {}", id);
+                }
+                proptest::prop_assert!(batch.instances[batch.instance_start..]
+                    .iter()
+                    .all(|&i| i == instance));
+            }
         }
+    }
+
+    #[test]
+    fn instances_share_a_batch_but_never_each_others_slots() {
+        // A quad (two triangles, four vertices) drawn for instances 5, 6, …: sixteen
+        // instances fill a 64-slot batch, each hitting only its own two shared vertices.
+        let mut batcher = Batcher::default();
+        let mut counters = Counters::default();
+        let mut batches = Vec::new();
+        let mut dispatch = |b: &Batch, _: &mut Counters| batches.push(b.clone());
+        let per_batch = BATCH_VERTICES / 4;
+        for instance in 5..5 + per_batch as u32 + 1 {
+            batcher.begin_instance(instance);
+            batcher.push([0, 1, 2], &mut counters, &mut dispatch);
+            batcher.push([2, 1, 3], &mut counters, &mut dispatch);
+        }
+        batcher.flush(&mut counters, &mut dispatch);
+        assert_eq!(batches.len(), 2);
+        let first = &batches[0];
+        assert_eq!(first.tags.len(), BATCH_VERTICES);
+        assert_eq!(first.prims.len(), 2 * per_batch);
+        for (i, slots) in first.prims.iter().enumerate() {
+            let instance = 5 + (i / 2) as u32;
+            for &s in slots {
+                assert_eq!(first.instances[s as usize], instance, "triangle {i}");
+            }
+        }
+        // The last instance starts the second batch, its slots its own.
+        assert_eq!(batches[1].tags, vec![0, 1, 2, 3]);
+        assert_eq!(batches[1].instances, vec![5 + per_batch as u32; 4]);
+        assert_eq!(batches[1].prims, vec![[0, 1, 2], [2, 1, 3]]);
+        assert_eq!(counters.vertex_cache_hits, 2 * (per_batch as u64 + 1));
     }
 
     #[test]
