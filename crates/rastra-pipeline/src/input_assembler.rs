@@ -201,11 +201,34 @@ fn word_lanes<const N: usize, const L: usize>(
 ) -> u64 {
     const { assert!(L <= 64, "a lane mask is 64 bits") };
     let len = 4 * N as u64;
+    let elements = &elements[..elements.len().min(L)];
+    // Strides are at most 2048 and offsets inside the element (validated): no overflow.
+    let first_word =
+        |element: u32| ((buffer.offset + element as u64 * stride + offset) / 4) as usize;
+    // Addresses grow with the element: when the furthest lane's words are inside the slice,
+    // every lane's are — one bounds test for the warp, then plain copies.
+    let furthest = elements.iter().copied().max().unwrap_or(0);
+    if furthest as u64 * stride + offset + len <= buffer.size
+        && first_word(furthest) + N <= buffer.words.len()
+    {
+        let (fetched, defaults) = regs.split_at_mut(N.min(regs.len()));
+        for (c, reg) in defaults.iter_mut().enumerate() {
+            reg[..elements.len()].fill(if N + c == 3 { one } else { 0 });
+        }
+        for (lane, &element) in elements.iter().enumerate() {
+            let first = first_word(element);
+            let words: &[AtomicU32; N] =
+                buffer.words[first..first + N].try_into().expect("N words");
+            for (reg, w) in fetched.iter_mut().zip(words) {
+                reg[lane] = w.load(Ordering::Relaxed);
+            }
+        }
+        return 0;
+    }
     let mut misses = 0;
-    for (lane, &element) in elements.iter().enumerate().take(L) {
-        // Strides are at most 2048 and offsets inside the element (validated): no overflow.
+    for (lane, &element) in elements.iter().enumerate() {
         let at = element as u64 * stride + offset;
-        let first = ((buffer.offset + at) / 4) as usize;
+        let first = first_word(element);
         let words = (at + len <= buffer.size)
             .then(|| buffer.words.get(first..first + N))
             .flatten()
