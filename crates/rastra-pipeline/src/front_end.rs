@@ -8,9 +8,8 @@
 //! jobs. A chunk is one job for any worker: input assembly, vertex batches (a chunk starts a
 //! new batch; the instances inside a chunk share batches, see [`crate::vertex`]), vertex
 //! shading on the worker's shader core, clipping, setup, and binning of its triangles into
-//! its own tile bins. The cuts are fixed by
-//! positions, never by threads, so the batches, the statistics and the triangles are the
-//! same however many workers there are.
+//! its own tile bins. The cuts are fixed by positions, never by threads, so the batches,
+//! the statistics and the triangles are the same however many workers there are.
 //!
 //! Chunks run in groups of [`GROUP_CHUNKS`] (a group may span draws); a group's results are
 //! merged in chunk order (statistics, the shader budget). Once [`BACK_END_TRIANGLES`]

@@ -107,8 +107,8 @@ pub fn fetch_attribute(
 /// `instances[i]` — written to the first `regs.len()` components' registers (`regs[c][i]`),
 /// with the same values and the same out-of-bounds count as lane by lane. The common
 /// attribute, 32-bit components stepping per vertex at word-aligned addresses, is read as
-/// words with one bounds test per lane; a per-instance attribute is fetched once for each
-/// run of lanes of one instance.
+/// words, with one bounds test for the warp (or, near the slice's end, one per lane); a
+/// per-instance attribute is fetched once for each run of lanes of one instance.
 #[allow(clippy::too_many_arguments)]
 pub fn fetch_attribute_lanes<const L: usize>(
     buffer: &BufferSlice<'_>,
