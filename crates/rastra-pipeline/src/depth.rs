@@ -121,7 +121,8 @@ impl<'a> DepthUnit<'a> {
     ) -> [u8; 4] {
         if self.samples == 1 {
             let z = [z[0][0], z[1][0], z[2][0], z[3][0]];
-            return self.test_quad_1x(x, y, coverage, z, write);
+            let element = self.layout.element(x, y);
+            return self.test_quad_1x(x, y, element, coverage, z, write);
         }
         self.test_quad_general(x, y, coverage, z, write)
     }
@@ -131,17 +132,21 @@ impl<'a> DepthUnit<'a> {
     /// (written into a sample array and read back, they would wait on the stores — a
     /// load spanning two stores is not forwarded from them). Inlined into the caller: as
     /// an argument of a call the four depths would go through memory again.
+    /// `element` is the quad's top-left pixel's tiled place (`self.layout.element(x, y)`,
+    /// found once for all of a quad's targets).
     #[inline(always)]
     pub fn test_quad_1x(
         &mut self,
         x: u32,
         y: u32,
+        element: usize,
         coverage: [u8; 4],
         z: [f32; 4],
         write: bool,
     ) -> [u8; 4] {
+        debug_assert_eq!(element, self.layout.element(x, y));
         if self.plain_f32 && self.samples == 1 {
-            let base = self.layout.pixel(x, y);
+            let base = self.layout.element_offset(element);
             return self.test_quad_f32(base, coverage, z, write && self.write_enabled);
         }
         let samples = z.map(|d| [d, 0.0, 0.0, 0.0]);

@@ -16,7 +16,7 @@
 
 use rastra_shader::{Interpolation, Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, TextureUnit};
+use rastra_texture::{CacheConfig, TextureUnit, tiled_element};
 
 use crate::depth::DepthUnit;
 use crate::interpolate::{
@@ -55,6 +55,9 @@ struct Pending<'a> {
     attrs: &'a [u32],
     /// The quad with its live coverage: samples that survived the early depth test.
     quad: Quad,
+    /// The quad's top-left pixel's place in the attachments' tiled order
+    /// ([`rastra_texture::tiled_element`]), found once for the depth and colour targets.
+    element: u32,
     /// The rasterizer's coverage (after the sample mask, before any depth test): what
     /// `@builtin(sample_mask)` and centroid sampling see, since early Z must be invisible to
     /// the shader.
@@ -75,6 +78,9 @@ pub struct PixelPipe<'a, 'fb> {
     pub pattern: SamplePattern,
     pub viewport: Viewport,
     pub width: u32,
+    /// The attachments' width in 8×8 memory tiles (they are one size: validated when the
+    /// pass begins).
+    tiles_x: u32,
     pub colors: Vec<Option<ColorSurface<'fb>>>,
     pub depth: Option<DepthUnit<'fb>>,
     pub warp: Option<Warp>,
@@ -122,12 +128,23 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             && pattern.count == 1
             && pipeline.desc.multisample.mask as u8 & full == full
             && pipeline.frag_depth_reg.is_none();
+        let mut layouts = colors
+            .iter()
+            .flatten()
+            .map(|c| c.layout)
+            .chain(depth.as_ref().map(|d| d.layout));
+        let tiles_x = layouts.next().map_or(0, |l| l.tiles_x);
+        assert!(
+            layouts.all(|l| l.tiles_x == tiles_x),
+            "a pass's attachments are one size (validated when it begins)"
+        );
         PixelPipe {
             pipeline,
             resources,
             pattern,
             viewport,
             width,
+            tiles_x,
             colors,
             depth,
             warp: pipeline.desc.fragment.as_deref().map(Warp::new),
@@ -207,6 +224,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 tri,
                 attrs,
                 quad,
+                element: tiled_element(self.tiles_x, quad.x, quad.y) as u32,
                 raster: quad.coverage,
             });
             if self.pending.len() == QUADS_PER_WARP {
@@ -288,6 +306,7 @@ fn push_quad<'a, 'fb, 's>(
         return Ok(());
     }
     quad.coverage = coverage.to_le_bytes();
+    let element = tiled_element(pipe.tiles_x, x, y);
     if mode == DepthMode::EarlyTestLateWrite
         && pipe
             .pending
@@ -329,7 +348,7 @@ fn push_quad<'a, 'fb, 's>(
             .expect("depth mode implies a depth target");
         let write = mode == DepthMode::EarlyTestWrite;
         let pass = match single {
-            Some(zq) => depth.test_quad_1x(quad.x, quad.y, quad.coverage, zq, write),
+            Some(zq) => depth.test_quad_1x(quad.x, quad.y, element, quad.coverage, zq, write),
             None => depth.test_quad(quad.x, quad.y, quad.coverage, &z, write),
         };
         let (before, after) = (
@@ -367,6 +386,7 @@ fn push_quad<'a, 'fb, 's>(
         tri,
         attrs,
         quad,
+        element: element as u32,
         raster,
     });
     if pipe.pending.len() == QUADS_PER_WARP {
@@ -556,7 +576,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
     let no_late_stage = matches!(p.depth_mode, DepthMode::Off | DepthMode::EarlyTestWrite)
         && p.frag_depth_reg.is_none();
     // Per quad: its position and surviving coverage.
-    let mut quads = [(0u32, 0u32, [0u8; 4]); QUADS_PER_WARP];
+    let mut quads = [(0u32, [0u8; 4]); QUADS_PER_WARP];
     for (q, pend) in pipe.pending.iter().enumerate() {
         // The quad's surviving coverage, one byte per pixel, built in a register (bytes
         // stored one by one and read back as a word stall the store buffer).
@@ -614,7 +634,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
                 cov_word |= (cov as u32) << (8 * i);
             }
         }
-        quads[q] = (pend.quad.x, pend.quad.y, cov_word.to_le_bytes());
+        quads[q] = (pend.element, cov_word.to_le_bytes());
     }
     let quads = &quads[..pipe.pending.len()];
     for (surface, regs) in color_writes(p, &pipe.colors, warp) {
@@ -839,24 +859,21 @@ fn write_row_target(
     covs: &[[u8; 4]; QUADS_PER_WARP],
     regs: &[[u32; WARP_LANES]],
 ) -> (u64, u64) {
-    // Quad `q`'s top-left pixel.
+    // Quad `q`'s top-left pixel, and its tiled place: quad pair q / 2 at its fixed Morton
+    // offset from the first quad (four places a quad), the pair's second quad next.
     let at = |q: usize| (x + 2 * (q % 4) as u32, y + 2 * (q / 4) as u32);
+    let first = surface.layout.element(x, y);
+    let place = |q: usize| first + 4 * (ROW_PAIR_QUADS[q / 2] + (q & 1));
+    for q in 0..QUADS_PER_WARP {
+        debug_assert_eq!(place(q), surface.layout.element(at(q).0, at(q).1));
+    }
     #[cfg(target_arch = "x86_64")]
     if surface.rop.has_pair_path(1) && rastra_texture::cpu::wide() {
         // The rows start at a block's left edge, on a row of the 8×8 tile that is a
         // multiple of the warp's rows, so the warp's quads are the 16 · QUADS_PER_WARP
         // bytes from the first pixel on (4 bytes a pixel on this path), 16 bytes a quad.
         debug_assert_eq!(surface.layout.pixel_bytes, 4);
-        let first = surface.layout.pixel(x, y);
-        for (p, &unit) in ROW_PAIR_QUADS.iter().enumerate() {
-            let k = 2 * p;
-            let offset = first + 4 * unit * surface.layout.pixel_bytes;
-            debug_assert_eq!(offset, surface.layout.pixel(at(k).0, at(k).1));
-            debug_assert_eq!(
-                surface.layout.pixel(at(k + 1).0, at(k + 1).1),
-                offset + 4 * surface.layout.pixel_bytes
-            );
-        }
+        let first = surface.layout.element_offset(first);
         // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { surface.data.texels_mut(first, 16 * QUADS_PER_WARP) };
         let quad = texels.as_mut_ptr().cast::<[u8; 16]>();
@@ -866,10 +883,8 @@ fn write_row_target(
         // address different quads of `texels`, which nothing else uses meanwhile.
         return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
     }
-    let quads: [(u32, u32, [u8; 4]); QUADS_PER_WARP] = std::array::from_fn(|q| {
-        let (qx, qy) = at(q);
-        (qx, qy, covs[q])
-    });
+    let quads: [(u32, [u8; 4]); QUADS_PER_WARP] =
+        std::array::from_fn(|q| (place(q) as u32, covs[q]));
     write_target(surface, 1, &quads, regs)
 }
 
@@ -877,19 +892,20 @@ rastra_texture::multiversion! {
 /// The output merger's work for one colour target of a warp: each quad with any surviving
 /// coverage is blended into the target, quad by quad in the order they arrived (API order),
 /// its colours read from `regs` (channel-major, as the shader left them; channels the
-/// shader does not write are (0, 0, 0, 1)). Compiled for the baseline and for AVX2 (the same
-/// bits). Returns (samples written, samples blended).
+/// shader does not write are (0, 0, 0, 1)). A quad is its top-left pixel's tiled place
+/// ([`rastra_texture::tiled_element`]) and its coverage. Compiled for the baseline and for
+/// AVX2 (the same bits). Returns (samples written, samples blended).
 fn write_target<'s, 'fb>(
     surface: &'s ColorSurface<'fb>,
     samples: usize,
-    quads: &'s [(u32, u32, [u8; 4])],
+    quads: &'s [(u32, [u8; 4])],
     regs: &'s [[u32; WARP_LANES]],
 ) -> (u64, u64) {
     let mut sum = (0, 0);
     let pairs = surface.rop.has_pair_path(samples) && rastra_texture::cpu::wide();
     let mut q = 0;
     while q < quads.len() {
-        let (x, y, covs) = quads[q];
+        let (element, covs) = quads[q];
         #[cfg(target_arch = "x86_64")]
         if pairs {
             // The run of pairs from quad `q` on — quads q + 2k and q + 2k + 1 at different
@@ -900,15 +916,13 @@ fn write_target<'s, 'fb>(
             let mut coverage = [[0u8; 4]; QUADS_PER_WARP];
             let mut n = 0;
             while n < texels.len() && q + 2 * n + 1 < quads.len() {
-                let (x0, y0, c0) = quads[q + 2 * n];
-                let (x1, y1, c1) = quads[q + 2 * n + 1];
-                if (x0, y0) == (x1, y1) {
+                let (e0, c0) = quads[q + 2 * n];
+                let (e1, c1) = quads[q + 2 * n + 1];
+                if e0 == e1 {
                     break;
                 }
-                texels[n] = [
-                    surface.data.quad_ptr(surface.layout.pixel(x0, y0)),
-                    surface.data.quad_ptr(surface.layout.pixel(x1, y1)),
-                ];
+                texels[n] = [e0, e1]
+                    .map(|e| surface.data.quad_ptr(surface.layout.element_offset(e as usize)));
                 coverage[2 * n] = c0;
                 coverage[2 * n + 1] = c1;
                 n += 1;
@@ -942,7 +956,7 @@ fn write_target<'s, 'fb>(
         }
         // A quad's four pixels are adjacent in the surface (8×8 tiles in Morton order,
         // quads aligned), so its texels are one range.
-        let at = surface.layout.pixel(x, y);
+        let at = surface.layout.element_offset(element as usize);
         // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { surface.data.texels_mut(at, 4 * surface.layout.pixel_bytes) };
         let (written, blended) = surface.rop.write_quad(texels, samples, covs, &colors);

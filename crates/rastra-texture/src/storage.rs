@@ -255,11 +255,31 @@ impl SurfaceLayout {
     /// Byte offset of pixel (x, y)'s first sample.
     #[inline]
     pub fn pixel(&self, x: u32, y: u32) -> usize {
-        let tile = (y / TILE) as usize * self.tiles_x as usize + (x / TILE) as usize;
-        self.base
-            + (tile * (TILE * TILE) as usize + morton8(x % TILE, y % TILE) as usize)
-                * self.pixel_bytes
+        self.element_offset(self.element(x, y))
     }
+
+    /// Pixel (x, y)'s place in the tiled order ([`tiled_element`]): the same in every
+    /// surface of this width, whatever its texel size, samples or base.
+    #[inline]
+    pub fn element(&self, x: u32, y: u32) -> usize {
+        tiled_element(self.tiles_x, x, y)
+    }
+
+    /// Byte offset of the first sample of the pixel at tiled place `element`
+    /// ([`SurfaceLayout::element`]).
+    #[inline]
+    pub fn element_offset(&self, element: usize) -> usize {
+        self.base + element * self.pixel_bytes
+    }
+}
+
+/// Pixel (x, y)'s place in a surface `tiles_x` tiles wide: its 8×8 tile's index (row-major)
+/// times 64 plus its Morton index inside the tile. A quad's four pixels are four
+/// consecutive places from its top-left pixel's.
+#[inline]
+pub fn tiled_element(tiles_x: u32, x: u32, y: u32) -> usize {
+    let tile = (y / TILE) as usize * tiles_x as usize + (x / TILE) as usize;
+    tile * (TILE * TILE) as usize + morton8(x % TILE, y % TILE) as usize
 }
 
 #[derive(Clone, Debug)]
