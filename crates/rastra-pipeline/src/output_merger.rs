@@ -9,7 +9,7 @@ use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 #[cfg(target_arch = "x86_64")]
 use rastra_texture::format::{
     encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2, unorm8_decode_avx2,
-    unorm8_encode_avx2, unorm8_encode_x4_avx2,
+    unorm8_encode_avx2, unorm8_encode_x4_avx2, unorm8_encode_x4_short_avx2,
 };
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
@@ -480,28 +480,69 @@ impl Rop {
     {
         let blend = self.state.blend.is_some();
         let alpha = self.blend_path == BlendPath::Alpha;
+        let bgra = self.unorm8 == Some(Unorm8Order::Bgra);
         let (t, n, c, r, f) = (texels, pairs, coverage, regs, first);
         // SAFETY: this function's contract.
         unsafe {
-            match (self.srgb, blend, alpha) {
-                (false, false, _) => self.quad_pairs::<_, false, false, false>(t, n, c, r, f),
-                (false, true, false) => self.quad_pairs::<_, false, true, false>(t, n, c, r, f),
-                (false, true, true) => self.quad_pairs::<_, false, true, true>(t, n, c, r, f),
-                (true, false, _) => self.quad_pairs::<_, true, false, false>(t, n, c, r, f),
-                (true, true, false) => self.quad_pairs::<_, true, true, false>(t, n, c, r, f),
-                (true, true, true) => self.quad_pairs::<_, true, true, true>(t, n, c, r, f),
+            if bgra {
+                self.pairs_for_order::<_, true>(t, n, c, r, f, blend, alpha)
+            } else {
+                self.pairs_for_order::<_, false>(t, n, c, r, f, blend, alpha)
             }
         }
     }
 
-    /// The pairs' loop for a target that is sRGB when `SRGB`, blends when `BLEND` — by
-    /// source alpha when `ALPHA`, else with a source factor of one.
+    /// [`Rop::pairs_for_target`] once the channel order is known (`BGRA`: blue in byte 0).
     ///
     /// # Safety
     /// As [`Rop::write_quad_pair_run_avx2`].
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
-    unsafe fn quad_pairs<I, const SRGB: bool, const BLEND: bool, const ALPHA: bool>(
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pairs_for_order<I, const BGRA: bool>(
+        &self,
+        t: I,
+        n: usize,
+        c: &[[u8; 4]],
+        r: &[[u32; WARP_LANES]],
+        f: usize,
+        blend: bool,
+        alpha: bool,
+    ) -> (u64, u64)
+    where
+        I: IntoIterator<Item = [*mut [u8; 16]; 2]>,
+    {
+        // SAFETY: this function's contract.
+        unsafe {
+            match (self.srgb, blend, alpha) {
+                (false, false, _) => self.quad_pairs::<_, false, false, false, BGRA>(t, n, c, r, f),
+                (false, true, false) => {
+                    self.quad_pairs::<_, false, true, false, BGRA>(t, n, c, r, f)
+                }
+                (false, true, true) => self.quad_pairs::<_, false, true, true, BGRA>(t, n, c, r, f),
+                (true, false, _) => self.quad_pairs::<_, true, false, false, BGRA>(t, n, c, r, f),
+                (true, true, false) => self.quad_pairs::<_, true, true, false, BGRA>(t, n, c, r, f),
+                (true, true, true) => self.quad_pairs::<_, true, true, true, BGRA>(t, n, c, r, f),
+            }
+        }
+    }
+
+    /// The pairs' loop for a target that is sRGB when `SRGB`, blends when `BLEND` — by
+    /// source alpha when `ALPHA`, else with a source factor of one — and stores blue in
+    /// byte 0 when `BGRA` (the channels' shifts then constants).
+    ///
+    /// # Safety
+    /// As [`Rop::write_quad_pair_run_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,popcnt")]
+    unsafe fn quad_pairs<
+        I,
+        const SRGB: bool,
+        const BLEND: bool,
+        const ALPHA: bool,
+        const BGRA: bool,
+    >(
         &self,
         texels: I,
         pairs: usize,
@@ -523,11 +564,7 @@ impl Rop {
             )
         );
         assert!(coverage.len() >= 2 * pairs, "a coverage word per quad");
-        let byte: [i32; 4] = match self.unorm8 {
-            Some(Unorm8Order::Bgra) => [2, 1, 0, 3],
-            _ => [0, 1, 2, 3],
-        };
-        let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+        let byte = pair_bytes::<BGRA>();
         // Each channel's register, chosen once: a channel the shader does not write is read
         // from a register holding its constant, so the loop loads all four alike.
         static UNWRITTEN: [[u32; WARP_LANES]; 2] =
@@ -537,15 +574,6 @@ impl Rop {
         let mut sum = (0, 0);
         for (k, [t0, t1]) in texels.into_iter().enumerate() {
             let first = first + 8 * k;
-            // `f32::clamp(0, 1)` as in `quad8_linear_x86` (NaN and −0 pass through).
-            let src: [__m256; 4] = std::array::from_fn(|c| {
-                let lanes: &[u32; 8] = channels[c][first..first + 8]
-                    .try_into()
-                    .expect("two quads are eight lanes");
-                // SAFETY: an eight-lane array is 32 readable bytes.
-                let v = unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) };
-                _mm256_min_ps(one, _mm256_max_ps(zero, v))
-            });
             // SAFETY: each quad's texels are 16 readable bytes (the contract).
             let old = unsafe {
                 _mm256_set_m128i(
@@ -553,30 +581,12 @@ impl Rop {
                     _mm_loadu_si128(t0.cast_const().cast()),
                 )
             };
-            let out = if BLEND {
-                let mask = _mm256_set1_epi32(0xff);
-                let dst: [__m256; 4] = std::array::from_fn(|c| {
-                    let shift = _mm_cvtsi32_si128(8 * byte[c]);
-                    let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
-                    if SRGB && c != 3 {
-                        // SAFETY: AVX2 (this function's target features); codes are bytes.
-                        unsafe { srgb8_to_linear_avx2(codes) }
-                    } else {
-                        // SAFETY: AVX2 and FMA (this function's target features).
-                        unsafe { unorm8_decode_avx2(codes) }
-                    }
-                });
-                let inv = _mm256_sub_ps(one, src[3]);
-                let fs = if ALPHA { src[3] } else { one };
-                std::array::from_fn(|c| {
-                    let fs = if c == 3 { one } else { fs };
-                    _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
-                })
-            } else {
-                src
-            };
+            // SAFETY: AVX2 and FMA (this function's target features).
+            let out = unsafe { pair_colour::<SRGB, BLEND, ALPHA, BGRA>(&channels, first, old) };
             // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
-            // colour channels through the bucketed encode.
+            // colour channels through the bucketed encode. The rare pair some lane of which
+            // needs the exact rounding's correction is redone from its inputs (still in
+            // memory), so the loop keeps none of the encode's intermediate values.
             // SAFETY: AVX2 and FMA (this function's target features).
             let codes: [__m256i; 4] = unsafe {
                 if SRGB {
@@ -587,7 +597,10 @@ impl Rop {
                         unorm8_encode_avx2(out[3]),
                     ]
                 } else {
-                    unorm8_encode_x4_avx2(out)
+                    match unorm8_encode_x4_short_avx2(out) {
+                        Some(codes) => codes,
+                        None => pair_codes_exact::<BLEND, ALPHA, BGRA>(&channels, first, old),
+                    }
                 }
             };
             let mut packed = _mm256_setzero_si256();
@@ -758,6 +771,83 @@ impl Rop {
             0
         };
         (written, blended)
+    }
+}
+
+/// Byte `byte[c]` of an 8-bit texel holds channel `c` (blue first when `BGRA`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+const fn pair_bytes<const BGRA: bool>() -> [i32; 4] {
+    if BGRA { [2, 1, 0, 3] } else { [0, 1, 2, 3] }
+}
+
+/// [`Rop::write_quad_pairs_avx2`]'s colour for one pair before its encode: the source —
+/// lanes `first .. first + 8` of `channels`, clamped as `quad8_linear_x86` does (NaN and −0
+/// pass through) — blended over the pair's texels `old` when `BLEND` (sRGB colour channels
+/// decoded to linear when `SRGB`; source factor alpha when `ALPHA`, else one).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
+    channels: &[&[u32; WARP_LANES]; 4],
+    first: usize,
+    old: std::arch::x86_64::__m256i,
+) -> [std::arch::x86_64::__m256; 4] {
+    use std::arch::x86_64::*;
+    let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+    let src: [__m256; 4] = std::array::from_fn(|c| {
+        let lanes: &[u32; 8] = channels[c][first..first + 8]
+            .try_into()
+            .expect("two quads are eight lanes");
+        // SAFETY: an eight-lane array is 32 readable bytes.
+        let v = unsafe { _mm256_loadu_ps(lanes.as_ptr().cast()) };
+        _mm256_min_ps(one, _mm256_max_ps(zero, v))
+    });
+    if !BLEND {
+        return src;
+    }
+    let byte = pair_bytes::<BGRA>();
+    let mask = _mm256_set1_epi32(0xff);
+    let dst: [__m256; 4] = std::array::from_fn(|c| {
+        let shift = _mm_cvtsi32_si128(8 * byte[c]);
+        let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
+        if SRGB && c != 3 {
+            // SAFETY: AVX2 (this function's target features); codes are bytes.
+            unsafe { srgb8_to_linear_avx2(codes) }
+        } else {
+            // SAFETY: AVX2 and FMA (this function's target features).
+            unsafe { unorm8_decode_avx2(codes) }
+        }
+    });
+    let inv = _mm256_sub_ps(one, src[3]);
+    let fs = if ALPHA { src[3] } else { one };
+    std::array::from_fn(|c| {
+        let fs = if c == 3 { one } else { fs };
+        _mm256_add_ps(_mm256_mul_ps(src[c], fs), _mm256_mul_ps(dst[c], inv))
+    })
+}
+
+/// A linear pair's codes with the exact rounding's correction: [`pair_colour`] again, then
+/// [`unorm8_encode_x4_avx2`] — the rare path of [`Rop::write_quad_pairs_avx2`], out of line.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[cold]
+#[inline(never)]
+unsafe fn pair_codes_exact<const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
+    channels: &[&[u32; WARP_LANES]; 4],
+    first: usize,
+    old: std::arch::x86_64::__m256i,
+) -> [std::arch::x86_64::__m256i; 4] {
+    // SAFETY: AVX2 and FMA (this function's contract).
+    unsafe {
+        let out = pair_colour::<false, BLEND, ALPHA, BGRA>(channels, first, old);
+        unorm8_encode_x4_avx2(out)
     }
 }
 
@@ -978,6 +1068,15 @@ mod tests {
                         } else {
                             ((r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1).to_bits()
                         };
+                    }
+                    // Now and then a value at a code's rounding edge (give or take an ulp),
+                    // whose encode needs the exact rounding's correction: the pair path
+                    // then redoes its pair out of line.
+                    if round % 4 == 0 {
+                        let edge = (next() % 255) as f32 + 0.5;
+                        let bits = (edge / 255.0).to_bits() + next() % 3 - 1;
+                        let lane = 4 + next() as usize % 24;
+                        regs[next() as usize % channels][lane] = bits;
                     }
                     // Three pairs in one call (quads 1–6 of the warp).
                     let mut texels = [[0u8; 16]; 6];

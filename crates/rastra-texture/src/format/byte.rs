@@ -409,6 +409,28 @@ pub unsafe fn unorm8_encode_x4_avx2(
     parts.map(|(_, _, floor, _)| _mm256_cvttps_epi32(floor))
 }
 
+/// [`unorm8_encode_x4_avx2`] when no lane needs the exact correction (no z is an integer),
+/// else `None` — for a caller that would rather redo the colour from its inputs on that
+/// rare path than keep the encode's intermediate values alive through it.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub unsafe fn unorm8_encode_x4_short_avx2(
+    x: [std::arch::x86_64::__m256; 4],
+) -> Option<[std::arch::x86_64::__m256i; 4]> {
+    use std::arch::x86_64::*;
+    // SAFETY: AVX2 and FMA (this function's contract).
+    let parts = x.map(|x| unsafe { unorm8_encode_start(x) });
+    let any = _mm256_or_ps(
+        _mm256_or_ps(parts[0].3, parts[1].3),
+        _mm256_or_ps(parts[2].3, parts[3].3),
+    );
+    (_mm256_movemask_ps(any) == 0).then(|| parts.map(|(_, _, floor, _)| _mm256_cvttps_epi32(floor)))
+}
+
 /// The encode's first step: the clamped value, z = x · 255 + ½ (one rounding), ⌊z⌋, and
 /// the lanes where z is an integer.
 #[cfg(target_arch = "x86_64")]
@@ -564,6 +586,19 @@ mod tests {
                 let codes = unorm8_encode_x4_avx2([centre, v, centre, centre]);
                 for (f, c) in four.iter_mut().zip(codes) {
                     _mm256_storeu_si256(f.as_mut_ptr().cast(), c);
+                }
+                // The short form gives the same codes, or declines exactly when some lane
+                // needs the correction.
+                let short = unorm8_encode_x4_short_avx2([centre, v, centre, centre]);
+                let (_, z, floor, _) = unorm8_encode_start(v);
+                let integer = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z)) != 0;
+                assert_eq!(short.is_none(), integer, "{eight:?}");
+                if let Some(short) = short {
+                    for (f, c) in four.iter().zip(short) {
+                        let mut s = [0i32; 8];
+                        _mm256_storeu_si256(s.as_mut_ptr().cast(), c);
+                        assert_eq!(&s, f, "{eight:?}");
+                    }
                 }
             }
             for (l, x) in lanes.iter().enumerate() {
