@@ -343,9 +343,9 @@ fn probe_footprints_equal_the_probes_one_by_one() {
     );
 }
 
-/// A quad's lanes sampled together (sharing their levels' set-up) give what each lane gives
-/// sampled alone: trilinear anisotropic requests whose lanes take different levels and
-/// different layers of a 2D array.
+/// A quad's lanes sampled together (one request: one source lookup, the lanes in turn
+/// through one texel cache) give what each lane gives sampled alone: trilinear anisotropic
+/// requests whose lanes take different levels and different layers of a 2D array.
 #[test]
 fn lanes_sampled_together_equal_lanes_alone() {
     let mut tex = Texture::new(
