@@ -267,20 +267,20 @@ impl BlockRow {
     fn new(tri: &Triangle, bx: u32, by: u32) -> BlockRow {
         let lo_x = bx as Fixed * SUBPIXEL_ONE;
         let lo_y = by as Fixed * SUBPIXEL_ONE;
-        let hi_x = lo_x + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
-        let hi_y = lo_y + BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
+        let side = BLOCK_SIZE as Fixed * SUBPIXEL_ONE;
         let e = &tri.edges;
-        // Edge `i`, biased, at the block corner where it is largest (`far`) or smallest.
-        let corner = |i: usize, far: bool| {
-            let e = &e[i];
-            let x = if (e.a > 0) == far { hi_x } else { lo_x };
-            let y = if (e.b > 0) == far { hi_y } else { lo_y };
-            e.eval(x, y) + e.bias
-        };
+        // Edge `i`, biased, at the block's top-left corner; a block's width to the right
+        // adds `a · side`, its height down `b · side`, so the largest value is at the corner
+        // those steps raise and the smallest where they lower it (integers: exact).
+        let top_left: [i64; 3] = std::array::from_fn(|i| e[i].eval(lo_x, lo_y) + e[i].bias);
+        let (dx, dy): ([i64; 3], [i64; 3]) = (
+            std::array::from_fn(|i| e[i].a * side),
+            std::array::from_fn(|i| e[i].b * side),
+        );
         BlockRow {
-            max: std::array::from_fn(|i| corner(i, true)),
-            min: std::array::from_fn(|i| corner(i, false)),
-            step: std::array::from_fn(|i| e[i].a * BLOCK_SIZE as Fixed * SUBPIXEL_ONE),
+            max: std::array::from_fn(|i| top_left[i] + dx[i].max(0) + dy[i].max(0)),
+            min: std::array::from_fn(|i| top_left[i] + dx[i].min(0) + dy[i].min(0)),
+            step: dx,
         }
     }
 
