@@ -551,10 +551,11 @@ impl TextureUnit {
         (pos, lods)
     }
 
-    /// One lane: mag/min choice, mip selection, anisotropic probes, filtering.
+    /// One lane: mag/min choice, mip selection, anisotropic probes, filtering. `FINITE`:
+    /// every texel of the source is finite ([`weighted_sum`]).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn sample_lane(
+    fn sample_lane<const FINITE: bool>(
         &mut self,
         src: &Source,
         view: &TextureView,
@@ -592,7 +593,16 @@ impl TextureUnit {
         if levels.len() == 1 && n == 1 {
             // Exactly the footprint's value (no 1.0 × v products for NaN/∞ texels).
             let level = levels[0].0;
-            return self.footprint(src, view, sampler, quad.offset, level, pos, filter, ctx);
+            return self.footprint::<FINITE>(
+                src,
+                view,
+                sampler,
+                quad.offset,
+                level,
+                pos,
+                filter,
+                ctx,
+            );
         }
         // Bilinear 2D footprints (what `footprint` would pick for every probe) share their
         // level's set-up.
@@ -621,13 +631,13 @@ impl TextureUnit {
                 // Most lanes take few probes: their slots fit one 8-lane vector.
                 if n <= 8 {
                     if let Some(f) = probe_footprints::<8>(&l, quad.offset, c0, lod.axis, n) {
-                        self.probes_2d(&l, &f, n as usize, w, &mut acc);
+                        self.probes_2d::<8, FINITE>(&l, &f, n as usize, w, &mut acc);
                         continue;
                     }
                 } else if let Some(f) =
                     probe_footprints::<TABLED_PROBES>(&l, quad.offset, c0, lod.axis, n)
                 {
-                    self.probes_2d(&l, &f, n as usize, w, &mut acc);
+                    self.probes_2d::<TABLED_PROBES, FINITE>(&l, &f, n as usize, w, &mut acc);
                     continue;
                 }
                 for k in 0..n {
@@ -636,14 +646,14 @@ impl TextureUnit {
                     } else {
                         offset_flat(c0, lod.axis, probe_offset(k, n))
                     };
-                    let v = self.bilinear_2d(&l, quad.offset, c);
+                    let v = self.bilinear_2d::<FINITE>(&l, quad.offset, c);
                     for c in 0..4 {
                         acc[c] += w * v[c];
                     }
                 }
             } else {
                 for k in 0..n {
-                    let v = self.footprint(
+                    let v = self.footprint::<FINITE>(
                         src,
                         view,
                         sampler,
@@ -836,7 +846,7 @@ impl TextureUnit {
     /// commonest footprint — bilinear on a 2D (or 2D-array) level, no compare — takes
     /// [`TextureUnit::bilinear_2d`]; the rest the general path.
     #[allow(clippy::too_many_arguments)]
-    fn footprint(
+    fn footprint<const FINITE: bool>(
         &mut self,
         src: &Source,
         view: &TextureView,
@@ -853,7 +863,7 @@ impl TextureUnit {
             && view_dims(view) == 2
         {
             let l = self.level_2d(src, view, sampler, level, ctx.slice, ctx.source);
-            return self.bilinear_2d(&l, offset, c);
+            return self.bilinear_2d::<FINITE>(&l, offset, c);
         }
         self.footprint_general(src, view, sampler, offset, level, pos, filter, ctx)
     }
@@ -893,7 +903,7 @@ impl TextureUnit {
     /// Adds `w ×` the bilinear footprints of the first `n` probes of `f` (on level `l`) to
     /// `acc`, each fetched and weighted as [`TextureUnit::bilinear_2d`] does.
     #[inline(always)]
-    fn probes_2d<const S: usize>(
+    fn probes_2d<const S: usize, const FINITE: bool>(
         &mut self,
         l: &Level2d,
         f: &ProbeFootprints<S>,
@@ -907,7 +917,7 @@ impl TextureUnit {
                     .fetch_2x2(&l.surface, [f.x[0][k], f.x[1][k]], [f.y[0][k], f.y[1][k]]);
             let (wx, wy) = ([1.0 - f.fx[k], f.fx[k]], [1.0 - f.fy[k], f.fy[k]]);
             let weights = [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]];
-            let v = weighted_sum(weights, &vals);
+            let v = weighted_sum::<FINITE>(weights, &vals);
             for c in 0..4 {
                 acc[c] += w * v[c];
             }
@@ -920,7 +930,12 @@ impl TextureUnit {
     /// footprint (tested against it). Four texels in range are one 2×2 fetch; a footprint
     /// with border taps fetches the others.
     #[inline(always)]
-    fn bilinear_2d(&mut self, l: &Level2d, offset: [i32; 3], c: [f32; 3]) -> [f32; 4] {
+    fn bilinear_2d<const FINITE: bool>(
+        &mut self,
+        l: &Level2d,
+        offset: [i32; 3],
+        c: [f32; 3],
+    ) -> [f32; 4] {
         let axes = [
             linear_axis(c[0] * l.size[0] as f32, l.size[0], offset[0], l.modes[0]),
             linear_axis(c[1] * l.size[1] as f32, l.size[1], offset[1], l.modes[1]),
@@ -935,7 +950,7 @@ impl TextureUnit {
         // A tap of weight zero adds nothing (not even 0 · ∞ = NaN). Adding +0 instead of
         // skipping it gives the same bits: the sum starts at +0 and round-to-nearest never
         // makes it −0, and x + 0 = x for every other x — so the loop has no branch.
-        weighted_sum(weights, &vals)
+        weighted_sum::<FINITE>(weights, &vals)
     }
 
     /// [`TextureUnit::bilinear_2d`]'s texels when some taps are border texels: the others
@@ -1172,6 +1187,30 @@ fn sample_for_cpu(
         aspect: view.aspect,
     };
     let (pos, lods) = unit.setup(view, sampler, quad, lod);
+    // An 8-bit unorm source's texels are all finite: its lanes take a copy of the loop
+    // whose weighted sums need no mask (one test per request, none per texel).
+    Ok(if view.format.is_unorm8() {
+        sample_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+    } else {
+        sample_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+    })
+}
+}
+
+/// [`sample_for_cpu`]'s lanes, each through [`TextureUnit::sample_lane`]; `FINITE` as
+/// [`weighted_sum`]'s.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sample_lanes<const FINITE: bool>(
+    unit: &mut TextureUnit,
+    src: &Source,
+    view: &TextureView,
+    sampler: &Sampler,
+    quad: &Quad,
+    pos: &[Pos; 4],
+    lods: &[LaneLod; 4],
+    depth_ref: Option<[f32; 4]>,
+) -> [[f32; 4]; 4] {
     let mut out = [[0.0; 4]; 4];
     let source = Cell::new(None);
     for lane in 0..4 {
@@ -1183,10 +1222,10 @@ fn sample_for_cpu(
             depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
             source: &source,
         };
-        out[lane] = unit.sample_lane(&src, view, sampler, quad, pos[lane], lods[lane], &ctx);
+        out[lane] =
+            unit.sample_lane::<FINITE>(src, view, sampler, quad, pos[lane], lods[lane], &ctx);
     }
-    Ok(out)
-}
+    out
 }
 
 /// Where a lane's anisotropic probes fall on a 2D level, found for all of them at once (see
@@ -1290,8 +1329,13 @@ fn probe_axis<const S: usize>(
 /// `Σ weights[k] · texels[k]` channel by channel, taps in order, a tap of weight zero
 /// adding +0 ([`TextureUnit::bilinear_2d`]): on x86-64 one 128-bit register per tap (its
 /// four channels), the same multiplies and adds in the same order.
+///
+/// `FINITE` says every texel is finite (weights always are): a tap of weight zero then
+/// contributes ±0 unmasked, and adding ±0 leaves the sum as adding +0 does, because the
+/// sum is never −0 — it starts at +0, and under round-to-nearest x + y is −0 only when
+/// both are — so the mask (there only for 0 · ∞ and 0 · NaN) is left out. Same bits.
 #[inline(always)]
-fn weighted_sum(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
+fn weighted_sum<const FINITE: bool>(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -1302,8 +1346,12 @@ fn weighted_sum(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
             for (k, &wk) in weights.iter().enumerate() {
                 let w = _mm_set1_ps(wk);
                 let term = _mm_mul_ps(w, _mm_loadu_ps(texels[k].as_ptr().cast()));
-                let live = _mm_cmpneq_ps(w, _mm_setzero_ps());
-                acc = _mm_add_ps(acc, _mm_and_ps(term, live));
+                if FINITE {
+                    acc = _mm_add_ps(acc, term);
+                } else {
+                    let live = _mm_cmpneq_ps(w, _mm_setzero_ps());
+                    acc = _mm_add_ps(acc, _mm_and_ps(term, live));
+                }
             }
             let mut out = [0.0f32; 4];
             _mm_storeu_ps(out.as_mut_ptr(), acc);
@@ -1317,7 +1365,7 @@ fn weighted_sum(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
             let wk = weights[k];
             for ch in 0..4 {
                 let term = wk * f32::from_bits(texels[k][ch]);
-                acc[ch] += if wk != 0.0 { term } else { 0.0 };
+                acc[ch] += if FINITE || wk != 0.0 { term } else { 0.0 };
             }
         }
         acc

@@ -143,6 +143,12 @@ fn unorm8_table() -> &'static [f32; 256] {
 }
 
 impl TextureFormat {
+    /// Whether this is an 8-bit unorm format (`R8Unorm` … `Bgra8UnormSrgb`): the formats
+    /// [`TextureFormat::unorm8_decoder`] serves, whose decoded values all lie in [0, 1].
+    pub fn is_unorm8(self) -> bool {
+        matches!(self.enc(), Enc::Plain { ch: Ch::Unorm8, .. })
+    }
+
     /// The fast decoder of this format's texels, if it is an 8-bit unorm format.
     pub fn unorm8_decoder(self) -> Option<Unorm8Decoder> {
         match self.enc() {

@@ -221,7 +221,7 @@ fn bilinear_2d_equals_the_general_footprint() {
             source: &source,
         };
         let l = fast.level_2d(&src, &view, &sampler, level, slice, &source);
-        let a = fast.bilinear_2d(&l, offset, c);
+        let a = fast.bilinear_2d::<true>(&l, offset, c);
         let b = general.footprint_general(
             &src,
             &view,
@@ -410,4 +410,40 @@ fn lanes_sampled_together_equal_lanes_alone() {
         mixed += (bias[0].floor() != bias[1].floor()) as u32;
     }
     assert!(mixed > 500, "{mixed}");
+}
+
+/// With finite texels the unmasked weighted sum is the masked one, bit for bit: weights of
+/// zero among others, texels of ±0, negative and positive, large and tiny, sums that
+/// overflow.
+#[test]
+fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
+    let mut s = 0x510e_527fu32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    let texel_values = [
+        0.0f32, -0.0, 1.0, -1.0, 0.5, 1e-30, -1e-30, 3e38, -3e38, 0.2,
+    ];
+    let weight_values = [0.0f32, 1.0, 0.25, 0.75, 1e-20, 0.5];
+    for _ in 0..200_000 {
+        let weights: [f32; 4] =
+            std::array::from_fn(|_| weight_values[next() as usize % weight_values.len()]);
+        let texels: [[u32; 4]; 4] = std::array::from_fn(|_| {
+            std::array::from_fn(|_| {
+                let r = next();
+                if r % 3 == 0 {
+                    // Any finite value: the exponent field below all ones.
+                    (r >> 2 & 0x7f7f_ffff) | (r & 1) << 31
+                } else {
+                    texel_values[r as usize % texel_values.len()].to_bits()
+                }
+            })
+        });
+        let a = weighted_sum::<true>(weights, &texels).map(f32::to_bits);
+        let b = weighted_sum::<false>(weights, &texels).map(f32::to_bits);
+        assert_eq!(a, b, "{weights:?} {texels:?}");
+    }
 }
