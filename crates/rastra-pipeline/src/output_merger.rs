@@ -154,6 +154,16 @@ enum Unorm8Order {
     Bgra,
 }
 
+impl Unorm8Order {
+    /// Channel `c` is byte `bytes()[c]` of a texel.
+    const fn bytes(self) -> [u32; 4] {
+        match self {
+            Unorm8Order::Rgba => [0, 1, 2, 3],
+            Unorm8Order::Bgra => [2, 1, 0, 3],
+        }
+    }
+}
+
 impl Rop {
     /// Encodes a colour (not alpha) channel of an 8-bit target.
     #[inline(always)]
@@ -304,11 +314,7 @@ impl Rop {
         colors: &QuadColors,
     ) -> (u64, u64) {
         let texels: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
-        // Channel `c` is byte `byte[c]` of a texel.
-        let byte = match order {
-            Unorm8Order::Rgba => [0, 1, 2, 3],
-            Unorm8Order::Bgra => [2, 1, 0, 3],
-        };
+        let byte = order.bytes();
         #[cfg(target_arch = "x86_64")]
         if !self.srgb && (self.state.blend.is_none() || self.blend_path != BlendPath::Generic) {
             return self.quad8_linear_x86(texels, order, coverage, colors);
@@ -339,10 +345,7 @@ impl Rop {
         let cov = u32::from_le_bytes(coverage);
         let written = cov.count_ones() as u64;
         // Byte of the texel word each channel lives in.
-        let byte: [i32; 4] = match order {
-            Unorm8Order::Rgba => [0, 1, 2, 3],
-            Unorm8Order::Bgra => [2, 1, 0, 3],
-        };
+        let byte = order.bytes().map(|b| b as i32);
         // SAFETY: SSE2 is part of the x86-64 baseline; every load and store is of an array
         // of exactly 16 bytes.
         unsafe {
@@ -774,11 +777,16 @@ impl Rop {
     }
 }
 
-/// Byte `byte[c]` of an 8-bit texel holds channel `c` (blue first when `BGRA`).
+/// [`Unorm8Order::bytes`] of BGRA when `BGRA`, else of RGBA (a constant of the loop).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-const fn pair_bytes<const BGRA: bool>() -> [i32; 4] {
-    if BGRA { [2, 1, 0, 3] } else { [0, 1, 2, 3] }
+fn pair_bytes<const BGRA: bool>() -> [i32; 4] {
+    let order = if BGRA {
+        Unorm8Order::Bgra
+    } else {
+        Unorm8Order::Rgba
+    };
+    order.bytes().map(|b| b as i32)
 }
 
 /// [`Rop::write_quad_pairs_avx2`]'s colour for one pair before its encode: the source —

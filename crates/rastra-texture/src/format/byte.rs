@@ -401,18 +401,17 @@ pub unsafe fn unorm8_encode_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86
 pub unsafe fn unorm8_encode_x4_avx2(
     x: [std::arch::x86_64::__m256; 4],
 ) -> [std::arch::x86_64::__m256i; 4] {
-    use std::arch::x86_64::*;
     // SAFETY: AVX2 and FMA (this function's contract).
-    let parts = x.map(|x| unsafe { unorm8_encode_start(x) });
-    let any = _mm256_or_ps(
-        _mm256_or_ps(parts[0].3, parts[1].3),
-        _mm256_or_ps(parts[2].3, parts[3].3),
-    );
-    if _mm256_movemask_ps(any) != 0 {
-        // SAFETY: as above.
-        return parts.map(|(x, z, floor, _)| unsafe { unorm8_encode_exact(x, z, floor) });
+    unsafe {
+        match unorm8_encode_x4_short_avx2(x) {
+            Some(codes) => codes,
+            // The rare case: the first step again, then the correction.
+            None => x.map(|x| {
+                let (x, z, floor, _) = unorm8_encode_start(x);
+                unorm8_encode_exact(x, z, floor)
+            }),
+        }
     }
-    parts.map(|(_, _, floor, _)| _mm256_cvttps_epi32(floor))
 }
 
 /// [`unorm8_encode_x4_avx2`] when no lane needs the exact correction (no z is an integer),
