@@ -191,12 +191,9 @@ pub fn rasterize(
                         // The quad's two rows of two pixels are bits `bit, bit + 1` and
                         // `bit + 8, bit + 9` of each sample's mask; pixel i's samples go to
                         // byte i of the coverage word.
-                        let spread = |two: u64| ((two & 1) | (two & 2) << 7) as u32;
                         let mut word = 0u32;
                         for (s, m) in masks.iter().take(pattern.count as usize).enumerate() {
-                            let top = spread(m >> bit & 3);
-                            let bottom = spread(m >> (bit + BLOCK_SIZE) & 3);
-                            word |= (top | bottom << 16) << s;
+                            word |= quad_bits_to_bytes(m >> bit) << s;
                         }
                         let mut quad = Quad {
                             x: qx,
@@ -224,6 +221,17 @@ pub fn rasterize(
         }
         by += BLOCK_SIZE;
     }
+}
+
+/// The quad whose top-left pixel is bit 0 of `m` (a block's mask shifted down to it): its
+/// pixels' bits 0, 1, 8 and 9 as bit 0 of bytes 0–3. The four bits gathered into bits 0–3,
+/// then spread by one multiply: it adds copies shifted by 0, 7, 14 and 21, so bit i lands on
+/// bit 8i from the i-th copy only, and no two copies' bits meet (nothing carries).
+#[inline(always)]
+fn quad_bits_to_bytes(m: u64) -> u32 {
+    let m = m as u32;
+    let four = (m & 3) | (m >> (BLOCK_SIZE - 2) & 0xc);
+    four.wrapping_mul(0x0020_4081) & 0x0101_0101
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -615,6 +623,30 @@ mod tests {
     fn setup_state(w: u32, h: u32) -> SetupState {
         let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
         SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw)
+    }
+
+    /// A quad's coverage bytes from a block mask: pixel i (x + i mod 2, y + i / 2) in bit 0 of
+    /// byte i, for every pattern of its four bits at every quad position, whatever the
+    /// other bits of the mask.
+    #[test]
+    fn quad_bits_reach_their_pixel_bytes() {
+        for bit in (0..64).filter(|b| b % 2 == 0 && b / 8 % 2 == 0) {
+            for four in 0..16u64 {
+                for rest in [0u64, u64::MAX] {
+                    let corners = [bit, bit + 1, bit + 8, bit + 9];
+                    let mut m = rest;
+                    for (i, &c) in corners.iter().enumerate() {
+                        m = (m & !(1 << c)) | (four >> i & 1) << c;
+                    }
+                    let want = u32::from_le_bytes(std::array::from_fn(|i| (four >> i & 1) as u8));
+                    assert_eq!(
+                        quad_bits_to_bytes(m >> bit),
+                        want,
+                        "bit {bit}, pixels {four:04b}"
+                    );
+                }
+            }
+        }
     }
 
     /// The three-edge AVX2 block test equals the per-pixel sign test of every edge, for
