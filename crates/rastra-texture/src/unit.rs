@@ -474,6 +474,32 @@ impl TextureUnit {
                 Pos::Flat(c[l])
             }
         });
+        if !cube && let Lod::Implicit | Lod::Bias(_) = lod {
+            let bias = match lod {
+                Lod::Bias(b) => b,
+                _ => [0.0; 4],
+            };
+            return (
+                pos,
+                flat_implicit_lods(c, quad.lanes, size0, dims, sampler, bias),
+            );
+        }
+        (pos, Self::lane_lods(view, sampler, quad, lod, &pos))
+    }
+
+    /// [`TextureUnit::setup`]'s LODs lane by lane: every kind of position and LOD (the
+    /// commonest, a flat position with implicit LOD, takes [`flat_implicit_lods`]).
+    #[inline(always)]
+    fn lane_lods(
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        lod: Lod,
+        pos: &[Pos; 4],
+    ) -> [LaneLod; 4] {
+        let size0 = view.level_size(0);
+        let dims = view_dims(view);
+        let c = quad.coords;
         // Lane `l`'s gradients, computed where the lane needs them (an array of all four
         // lanes' would be stored value by value and read back in wider pieces — a stall per
         // quad).
@@ -548,7 +574,7 @@ impl TextureUnit {
                 }
             };
         }
-        (pos, lods)
+        lods
     }
 
     /// One lane: mag/min choice, mip selection, anisotropic probes, filtering. `FINITE`:
@@ -1145,6 +1171,79 @@ fn clamp_ref(format: TextureFormat, r: f32) -> f32 {
         | TextureFormat::Depth24PlusStencil8 => r.clamp(0.0, 1.0),
         _ => r,
     }
+}
+
+/// [`TextureUnit::lane_lods`] for a flat position with implicit LOD (plus `bias`), the four
+/// lanes side by side: each step is the lane path's operation on an array of the lanes'
+/// values (the same IEEE operations in the same order, its branches as selects — the same
+/// bits), so the arithmetic compiles to four-lane vector code; only the logarithm is taken
+/// lane by lane, after the vector part, for the lanes in `lanes` (the others, never read,
+/// keep a default).
+#[inline(always)]
+fn flat_implicit_lods(
+    c: [[f32; 3]; 4],
+    lanes: u8,
+    size0: [u32; 3],
+    dims: usize,
+    sampler: &Sampler,
+    bias: [f32; 4],
+) -> [LaneLod; 4] {
+    type Lanes = [f32; 4];
+    let scale = size0.map(|s| s as f32);
+    // Component `i` of lane `l`'s gradients (x: along the quad's row, y: down its column),
+    // zero past the view's dimensions.
+    let grad = |i: usize, y: bool| -> Lanes {
+        std::array::from_fn(|l| {
+            let (a, b) = if y {
+                (l & 1, (l & 1) + 2)
+            } else {
+                (l & 2, (l & 2) + 1)
+            };
+            if i < dims { c[b][i] - c[a][i] } else { 0.0 }
+        })
+    };
+    let gx: [Lanes; 3] = std::array::from_fn(|i| grad(i, false));
+    let gy: [Lanes; 3] = std::array::from_fn(|i| grad(i, true));
+    // `len3(mul3(g, scale))`.
+    let length = |g: &[Lanes; 3]| -> Lanes {
+        std::array::from_fn(|l| {
+            let v: [f32; 3] = std::array::from_fn(|i| g[i][l] * scale[i]);
+            let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            if n.is_nan() { 0.0 } else { n }
+        })
+    };
+    let (rx, ry) = (length(&gx), length(&gy));
+    let major: [bool; 4] = std::array::from_fn(|l| rx[l] >= ry[l]);
+    let rmax: Lanes = std::array::from_fn(|l| if major[l] { rx[l] } else { ry[l] });
+    let rmin: Lanes = std::array::from_fn(|l| if major[l] { ry[l] } else { rx[l] });
+    let max_aniso = sampler.anisotropy() as f32;
+    let probes: Lanes = std::array::from_fn(|l| {
+        let ratio = rmax[l] / rmin[l];
+        let clamped = ratio.ceil().clamp(1.0, max_aniso.max(1.0));
+        if max_aniso > 1.0 && rmax[l] > 0.0 && !ratio.is_nan() {
+            clamped
+        } else {
+            1.0
+        }
+    });
+    let footprint: Lanes = std::array::from_fn(|l| rmax[l] / probes[l]);
+    let mut lods = [LaneLod {
+        lambda: 0.0,
+        probes: 1,
+        axis: [0.0; 3],
+    }; 4];
+    for (l, out) in lods.iter_mut().enumerate() {
+        if lanes >> l & 1 == 0 {
+            continue;
+        }
+        let g = if major[l] { &gx } else { &gy };
+        *out = LaneLod {
+            lambda: clamp_lod(footprint[l].log2() + bias[l], sampler),
+            probes: probes[l] as u32,
+            axis: [g[0][l], g[1][l], g[2][l]],
+        };
+    }
+    lods
 }
 
 /// The sampler's LOD clamp; NaN takes lod_min.

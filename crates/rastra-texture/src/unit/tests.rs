@@ -447,3 +447,81 @@ fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
         assert_eq!(a, b, "{weights:?} {texels:?}");
     }
 }
+
+/// The four-lane LOD set-up of flat positions with implicit LOD (and bias) gives each lane
+/// the lane-by-lane set-up's LOD, probe count and axis, bit for bit: 1D, 2D and 3D views,
+/// anisotropy off and on, gradients of every size including none, infinite and NaN.
+#[test]
+fn four_lane_lods_equal_the_lane_path() {
+    let mut s = 0x1f83_d9abu32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s >> 8) as f32 / (1 << 24) as f32
+    };
+    let descs = [
+        TextureDesc {
+            dimension: crate::TextureDimension::D1,
+            size: [256, 1, 1],
+            ..TextureDesc::d2(256, 1, TextureFormat::Rgba8Unorm)
+        },
+        TextureDesc::d2(512, 128, TextureFormat::Rgba8Unorm).with_mips(4),
+        TextureDesc {
+            dimension: crate::TextureDimension::D3,
+            ..TextureDesc::d2(32, 64, TextureFormat::Rgba8Unorm).with_layers(16)
+        },
+    ];
+    let mut compared = 0;
+    for desc in descs {
+        let tex = Texture::new(desc).unwrap();
+        let view = TextureView::whole(&tex).unwrap();
+        for aniso in [1u16, 4, 16] {
+            let sampler = Sampler::new(SamplerDesc {
+                max_anisotropy: aniso,
+                lod_min_clamp: 0.25,
+                lod_max_clamp: 9.0,
+                ..SamplerDesc::trilinear()
+            })
+            .unwrap();
+            for i in 0..3_000 {
+                let spread = [0.0, 1e-4, 0.01, 0.3, 40.0][i % 5];
+                let base = [next(), next(), next()];
+                let mut coords: [[f32; 3]; 4] = std::array::from_fn(|_| {
+                    base.map(|b| b + (next() - 0.5) * spread * if i % 7 == 0 { 0.0 } else { 1.0 })
+                });
+                if i % 97 == 0 {
+                    coords[1][0] = f32::INFINITY;
+                }
+                if i % 89 == 0 {
+                    coords[2][1] = f32::NAN;
+                }
+                let bias: [f32; 4] = std::array::from_fn(|_| next() * 4.0 - 2.0);
+                let lanes = [0xf, 0x5, 0x8][i % 3];
+                for lod in [Lod::Implicit, Lod::Bias(bias)] {
+                    let quad = Quad::new(coords).with_lanes(lanes);
+                    let pos = coords.map(Pos::Flat);
+                    let want = TextureUnit::lane_lods(&view, &sampler, &quad, lod, &pos);
+                    let size0 = view.level_size(0);
+                    let b = match lod {
+                        Lod::Bias(b) => b,
+                        _ => [0.0; 4],
+                    };
+                    let dims = view_dims(&view);
+                    let got = flat_implicit_lods(coords, lanes, size0, dims, &sampler, b);
+                    for l in (0..4).filter(|l| lanes >> l & 1 != 0) {
+                        let key =
+                            |d: &LaneLod| (d.lambda.to_bits(), d.probes, d.axis.map(f32::to_bits));
+                        assert_eq!(
+                            key(&got[l]),
+                            key(&want[l]),
+                            "{desc:?} aniso {aniso} case {i} lane {l}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 100_000);
+}
