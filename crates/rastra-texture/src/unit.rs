@@ -152,6 +152,15 @@ struct LaneLod {
     axis: [f32; 3],
 }
 
+impl LaneLod {
+    /// What a lane the quad does not sample keeps (never read).
+    const UNSAMPLED: LaneLod = LaneLod {
+        lambda: 0.0,
+        probes: 1,
+        axis: [0.0; 3],
+    };
+}
+
 /// A 2D level as bilinear footprints on it see it ([`TextureUnit::level_2d`]).
 struct Level2d<'t> {
     surface: Surface<'t>,
@@ -516,11 +525,7 @@ impl TextureUnit {
         };
         // A loop rather than `array::from_fn`: the closure `from_fn` takes was compiled on
         // its own, for the baseline CPU, outside the AVX2 body this function is inlined into.
-        let mut lods = [LaneLod {
-            lambda: 0.0,
-            probes: 1,
-            axis: [0.0; 3],
-        }; 4];
+        let mut lods = [LaneLod::UNSAMPLED; 4];
         for (l, out) in lods.iter_mut().enumerate() {
             // A lane that wants no result samples nothing: its LOD is never read (its
             // coordinates still enter the other lanes' gradients).
@@ -1227,11 +1232,7 @@ fn flat_implicit_lods(
         }
     });
     let footprint: Lanes = std::array::from_fn(|l| rmax[l] / probes[l]);
-    let mut lods = [LaneLod {
-        lambda: 0.0,
-        probes: 1,
-        axis: [0.0; 3],
-    }; 4];
+    let mut lods = [LaneLod::UNSAMPLED; 4];
     for (l, out) in lods.iter_mut().enumerate() {
         if lanes >> l & 1 == 0 {
             continue;
