@@ -567,7 +567,6 @@ impl Rop {
             )
         );
         assert!(coverage.len() >= 2 * pairs, "a coverage word per quad");
-        let byte = pair_bytes::<BGRA>();
         // Each channel's register, chosen once: a channel the shader does not write is read
         // from a register holding its constant, so the loop loads all four alike.
         static UNWRITTEN: [[u32; WARP_LANES]; 2] =
@@ -586,10 +585,16 @@ impl Rop {
             };
             // SAFETY: AVX2 and FMA (this function's target features).
             let out = unsafe { pair_colour::<SRGB, BLEND, ALPHA, BGRA>(&channels, first, old) };
+            // Pixel i of quad j is written when bit 0 of its coverage byte is set.
+            let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
+            let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
+            let blended = if BLEND { written } else { 0 };
+            sum = (sum.0 + written, sum.1 + blended);
             // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
             // colour channels through the bucketed encode. The rare pair some lane of which
             // needs the exact rounding's correction is redone from its inputs (still in
-            // memory), so the loop keeps none of the encode's intermediate values.
+            // memory) and written out of line, so the loop keeps none of the encode's
+            // intermediate values, and its codes never meet the rare path's in memory.
             // SAFETY: AVX2 and FMA (this function's target features).
             let codes: [__m256i; 4] = unsafe {
                 if SRGB {
@@ -602,31 +607,22 @@ impl Rop {
                 } else {
                     match unorm8_encode_x4_short_avx2(out) {
                         Some(codes) => codes,
-                        None => pair_codes_exact::<BLEND, ALPHA, BGRA>(&channels, first, old),
+                        None => {
+                            // SAFETY: the pair's quads as below (the contract).
+                            pair_write_exact::<BLEND, ALPHA, BGRA>(
+                                &channels,
+                                first,
+                                old,
+                                cov,
+                                [t0, t1],
+                            );
+                            continue;
+                        }
                     }
                 }
             };
-            let mut packed = _mm256_setzero_si256();
-            for (c, codes) in codes.into_iter().enumerate() {
-                let shift = _mm_cvtsi32_si128(8 * byte[c]);
-                packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
-            }
-            // Pixel i of quad j is written when bit 0 of its coverage byte is set.
-            let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
-            let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
-            let words = _mm256_set_epi32(
-                cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
-            );
-            let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
-            let merged = _mm256_blendv_epi8(old, packed, select);
-            // SAFETY: each quad's texels are 16 writable bytes (the contract).
-            unsafe {
-                _mm_storeu_si128(t0.cast(), _mm256_castsi256_si128(merged));
-                _mm_storeu_si128(t1.cast(), _mm256_extracti128_si256(merged, 1));
-            }
-            let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
-            let blended = if BLEND { written } else { 0 };
-            sum = (sum.0 + written, sum.1 + blended);
+            // SAFETY: each quad's texels are 16 writable bytes (the contract); AVX2.
+            unsafe { pair_store::<BGRA>(codes, old, cov, [t0, t1]) };
         }
         sum
     }
@@ -838,24 +834,61 @@ unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, co
     })
 }
 
-/// A linear pair's codes with the exact rounding's correction: [`pair_colour`] again, then
-/// [`unorm8_encode_x4_avx2`] — the rare path of [`Rop::write_quad_pairs_avx2`], out of line.
+/// A pair's codes packed into its texels' channel bytes and written where `cov` (each quad's
+/// coverage word) has a pixel's bit 0 set; the other texels keep their bytes `old`.
 ///
 /// # Safety
-/// The CPU must support AVX2 and FMA.
+/// The CPU must support AVX2; each pointer addresses 16 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn pair_store<const BGRA: bool>(
+    codes: [std::arch::x86_64::__m256i; 4],
+    old: std::arch::x86_64::__m256i,
+    cov: [i32; 2],
+    [t0, t1]: [*mut [u8; 16]; 2],
+) {
+    use std::arch::x86_64::*;
+    let byte = pair_bytes::<BGRA>();
+    let mut packed = _mm256_setzero_si256();
+    for (c, codes) in codes.into_iter().enumerate() {
+        let shift = _mm_cvtsi32_si128(8 * byte[c]);
+        packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
+    }
+    let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
+    let words = _mm256_set_epi32(
+        cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
+    );
+    let select = _mm256_cmpeq_epi32(_mm256_and_si256(words, bits), bits);
+    let merged = _mm256_blendv_epi8(old, packed, select);
+    // SAFETY: each quad's texels are 16 writable bytes (this function's contract).
+    unsafe {
+        _mm_storeu_si128(t0.cast(), _mm256_castsi256_si128(merged));
+        _mm_storeu_si128(t1.cast(), _mm256_extracti128_si256(merged, 1));
+    }
+}
+
+/// A linear pair whose unorm encode needs the exact rounding's correction: [`pair_colour`]
+/// again, [`unorm8_encode_x4_avx2`], then [`pair_store`] — the rare path of
+/// [`Rop::write_quad_pairs_avx2`], out of line.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; each pointer addresses 16 writable bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[cold]
 #[inline(never)]
-unsafe fn pair_codes_exact<const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
+unsafe fn pair_write_exact<const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
     channels: &[&[u32; WARP_LANES]; 4],
     first: usize,
     old: std::arch::x86_64::__m256i,
-) -> [std::arch::x86_64::__m256i; 4] {
-    // SAFETY: AVX2 and FMA (this function's contract).
+    cov: [i32; 2],
+    texels: [*mut [u8; 16]; 2],
+) {
+    // SAFETY: AVX2 and FMA, and the texels (this function's contract).
     unsafe {
         let out = pair_colour::<false, BLEND, ALPHA, BGRA>(channels, first, old);
-        unorm8_encode_x4_avx2(out)
+        pair_store::<BGRA>(unorm8_encode_x4_avx2(out), old, cov, texels)
     }
 }
 
