@@ -822,13 +822,14 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     let covered = full as u32 * 0x0101_0101;
     // Each quad's surviving coverage (without a discarding lane — the usual case — every
     // quad keeps all its samples); positions are only made if the general path needs them.
-    let covs: [[u8; 4]; QUADS_PER_WARP] = std::array::from_fn(|q| {
-        match info.discarded {
-            0 => covered,
-            d => covered & !discarded_pixels(d, q),
+    // (Filled, not built by `array::from_fn`: its closure is compiled out of line, for the
+    // baseline CPU.)
+    let mut covs = [covered.to_le_bytes(); QUADS_PER_WARP];
+    if info.discarded != 0 {
+        for (q, cov) in covs.iter_mut().enumerate() {
+            *cov = (covered & !discarded_pixels(info.discarded, q)).to_le_bytes();
         }
-        .to_le_bytes()
-    });
+    }
     pipe.samples_passed += match info.discarded {
         0 => (QUADS_PER_WARP as u32 * covered.count_ones()) as u64,
         _ => covs
