@@ -405,10 +405,12 @@ pub(crate) fn run(
     info.texture += c[Counter::Texture as usize];
     info.control += c[Counter::Control as usize];
     let uniform_issued = spent.saturating_sub(c[Counter::DivergentIssued as usize]);
-    // (A full warp without a bit count: the baseline x86 target has no popcnt.)
+    // (A full warp without a bit count; a partial one by `popcnt` where the CPU has it —
+    // with the same `count_ones` in both arms, the compiler counted every warp's bits with
+    // the baseline's arithmetic.)
     let start_lanes = match state.start_mask {
         m if m == crate::lane_mask(WARP_LANES) => WARP_LANES as u64,
-        m => m.count_ones() as u64,
+        m => rastra_texture::cpu::count_ones(m) as u64,
     };
     info.active_lanes += c[Counter::ActiveLanes as usize] + uniform_issued * start_lanes;
     info.divergent_branches += c[Counter::Divergent as usize];

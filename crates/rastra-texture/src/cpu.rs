@@ -80,6 +80,23 @@ pub fn set_wide_allowed(allowed: bool) {
     ALLOWED.store(allowed, Ordering::Relaxed);
 }
 
+/// The set bits of `m`, counted by the `popcnt` instruction when [`wide`] (its CPUs have it)
+/// and by the baseline's bit arithmetic (about fifteen instructions) otherwise: for code
+/// compiled for the baseline that counts a mask once per call.
+#[inline]
+pub fn count_ones(m: u64) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        #[target_feature(enable = "popcnt")]
+        fn popcnt(m: u64) -> u32 {
+            m.count_ones()
+        }
+        // SAFETY: `wide()` is true only when the CPU has POPCNT.
+        return unsafe { popcnt(m) };
+    }
+    m.count_ones()
+}
+
 /// Defines `$name` with the given signature, running `$body` compiled for AVX2+FMA when
 /// [`wide`] says so and for the baseline otherwise. The body is one block, inlined into both
 /// versions (functions it calls should be `#[inline]` so they are compiled for AVX2 too).
