@@ -157,7 +157,8 @@ pub fn rasterize(
                     let masks = if whole {
                         [u64::MAX; 4]
                     } else {
-                        block_coverage(tri, &steps, bx, by, qy0 - by..qy1 + 1 - by, pattern)
+                        let rows = qy0 - by..qy1 + 1 - by;
+                        block_coverage(tri, &steps, bx, by, rows, pattern, row.min)
                     };
                     let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
                     if whole && bounds == u64::MAX && viewport.is_none() {
@@ -380,7 +381,11 @@ fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
 /// edge is evaluated once at the block's first sample and then stepped — by `a` per pixel
 /// across and `b` per pixel down, in 1/256-pixel units — which is exact integer arithmetic,
 /// so every sample gets the value [`pixel_coverage`] computes directly.
-/// Only `rows` (of 0..8) are evaluated; the others stay 0.
+/// Only `rows` (of 0..8) are evaluated; the others stay 0. For a large triangle, whose
+/// edges' values over a block leave 32-bit lanes, an edge whose `least` value over the
+/// block (the coarse test's, biased) is not negative accepts the whole block and is not
+/// walked: its signs are all inside, so only the edges crossing the block are, and when
+/// those fit 32 bits the AVX2 test takes them.
 fn block_coverage(
     tri: &Triangle,
     steps: &FineSteps,
@@ -388,6 +393,7 @@ fn block_coverage(
     by: u32,
     rows: std::ops::Range<u32>,
     pattern: &SamplePattern,
+    least: [i64; 3],
 ) -> [u64; 4] {
     let mut masks = [0u64; 4];
     let base_x = (bx as Fixed) << SUBPIXEL_BITS;
@@ -403,7 +409,7 @@ fn block_coverage(
         if steps.wide {
             // Every edge in 32-bit lanes (see below): the three at once, eight columns a
             // row per AVX2 instruction.
-            let short = std::array::from_fn::<_, 3, _>(|i| {
+            let mut short = std::array::from_fn::<_, 3, _>(|i| {
                 let e = &tri.edges[i];
                 let [step_x, step_y] = steps.step[i];
                 let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
@@ -414,6 +420,15 @@ fn block_coverage(
                     step_y as i32,
                 ])
             });
+            if short.iter().any(Option::is_none) {
+                // A large triangle's: its edges accepting the whole block stand in as a
+                // constant inside value.
+                for (e, least) in short.iter_mut().zip(least) {
+                    if least >= 0 {
+                        *e = Some([0, 0, 0]);
+                    }
+                }
+            }
             if let [Some(e0), Some(e1), Some(e2)] = short {
                 // SAFETY: `wide()` is true only when the CPU has AVX2.
                 *mask = unsafe { block_signs3_avx2([e0, e1, e2]) } & rows_mask;
@@ -432,6 +447,8 @@ fn block_coverage(
             let reach = corner.abs() + steps.spread[i];
             let edge = if reach <= i32::MAX as Fixed {
                 block_signs(corner as i32, step_x as i32, step_y as i32) & rows_mask
+            } else if least[i] >= 0 {
+                rows_mask
             } else {
                 let mut row = corner + rows.start as Fixed * step_y;
                 let mut edge = 0u64;
