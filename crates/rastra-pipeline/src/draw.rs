@@ -636,8 +636,8 @@ fn prefetch_slice<T>(values: &[T]) {
 mod tests {
     use super::*;
     use crate::raster::{PATTERN_1X, PATTERN_4X, pixel_coverage};
-    use crate::setup::{SUBPIXEL_BITS, SetupState};
-    use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
+    use crate::setup::SUBPIXEL_BITS;
+    use crate::test_support::{setup_state, unit_values};
 
     /// Every covered sample's depth — computed as the pixel pipe computes it — lies inside
     /// the bounds the Hi-Z test takes for its block, for triangles of every size and slope
@@ -645,15 +645,8 @@ mod tests {
     #[test]
     fn block_depth_bounds_hold_every_sample() {
         let (w, h) = (256u32, 256u32);
-        let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
-        let setup = SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw);
-        let mut seed = 0x2545_f491u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1u32 << 24) as f32
-        };
+        let setup = setup_state(w, h);
+        let mut next = unit_values(0x2545_f491);
         let mut samples = 0u64;
         for t in 0..600 {
             let spread = [6.0, 60.0, 400.0][t % 3];

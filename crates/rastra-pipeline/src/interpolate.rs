@@ -431,18 +431,10 @@ mod tests {
     /// every slope and quads anywhere in the guard band.
     #[test]
     fn quad_depths_equal_pixel_depths() {
-        use crate::setup::SetupState;
-        use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
+        use crate::test_support::{setup_state, unit_values};
         let (w, h) = (1024u32, 1024u32);
-        let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
-        let setup = SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw);
-        let mut seed = 0x6a09_e667u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1u32 << 24) as f32
-        };
+        let setup = setup_state(w, h);
+        let mut next = unit_values(0x6a09_e667);
         let mut checked = 0;
         for t in 0..300 {
             let p: [[f32; 4]; 3] = std::array::from_fn(|_| {

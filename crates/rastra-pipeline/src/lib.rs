@@ -45,6 +45,9 @@ pub mod compute;
 
 pub mod cores;
 
+#[cfg(test)]
+mod test_support;
+
 pub use draw::{DrawCall, DrawError, DrawOutput, DrawRange, StageResources, draw_batch};
 pub use front_end::ChunkPool;
 pub use link::{LinkError, RenderPipeline, RenderPipelineDesc};

@@ -633,14 +633,7 @@ pub fn pixel_coverage(tri: &Triangle, px: u32, py: u32, pattern: &SamplePattern)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup::SetupState;
-    use crate::state::{CullMode, FrontFace, ScissorRect, Viewport};
-
-    /// Set-up for a w×h target with the viewport and scissor covering it, no culling.
-    fn setup_state(w: u32, h: u32) -> SetupState {
-        let (viewport, scissor) = (Viewport::covering(w, h), ScissorRect::covering(w, h));
-        SetupState::new(viewport, scissor, w, h, CullMode::None, FrontFace::Ccw)
-    }
+    use crate::test_support::{setup_state, unit_values};
 
     /// A quad's coverage bytes from a block mask: pixel i (x + i mod 2, y + i / 2) in bit 0 of
     /// byte i, for every pattern of its four bits at every quad position, whatever the
@@ -720,13 +713,7 @@ mod tests {
     fn block_rows_equal_the_block_test() {
         let (w, h) = (512u32, 512u32);
         let setup = setup_state(w, h);
-        let mut seed = 0x9e37_79b9u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1u32 << 24) as f32
-        };
+        let mut next = unit_values(0x9e37_79b9);
         let (mut tested, mut skipped) = (0, 0);
         for t in 0..2000 {
             // Thin slivers, small and large triangles, some beyond the screen.
