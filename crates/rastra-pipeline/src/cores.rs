@@ -3,7 +3,9 @@
 
 use rastra_shader::ExecInfo;
 use rastra_stats::Counters;
-use rastra_texture::{L2Cache, TexelCacheStats, TextureUnit};
+use rastra_texture::{L2Cache, L2Share, TexelCacheStats, TextureUnit};
+
+use crate::workers::Workers;
 
 /// Adds one execution's shader-core statistics to `counters`. The execution has just
 /// written `info` field by field, so each field is read on its own: a vector load spanning
@@ -43,6 +45,63 @@ pub fn account_texels(
     counters: &mut Counters,
 ) {
     l2.replay(&log, &mut stats);
+    add_texel_stats(&stats, counters);
+}
+
+/// Logs at least this long in all are replayed in shares of the L2's sets, one per worker
+/// ([`account_texel_logs`]); shorter ones on the calling thread (the same figures).
+const SHARED_REPLAY_REQUESTS: usize = 1 << 14;
+
+/// [`account_texels`] for many drained units, `logs[i]` counted to `counters[logs[i].0]`,
+/// the logs replayed in their order — by the workers, each replaying every log into its own
+/// share of the L2's sets ([`L2Cache::shares`]), when there are many requests: a line's
+/// set alone decides its hits and misses, so the figures are those of one serial replay,
+/// for any number of workers.
+pub fn account_texel_logs(
+    logs: Vec<(usize, (TexelCacheStats, Vec<rastra_texture::L2Request>))>,
+    l2: &mut L2Cache,
+    workers: &Workers,
+    counters: &mut [Counters],
+) {
+    let requests: usize = logs.iter().map(|(_, (_, log))| log.len()).sum();
+    if requests == 0 {
+        for (d, (stats, _)) in &logs {
+            add_texel_stats(stats, &mut counters[*d]);
+        }
+        return;
+    }
+    let parts = if requests >= SHARED_REPLAY_REQUESTS {
+        workers.threads()
+    } else {
+        1
+    };
+    let lists: Vec<&[rastra_texture::L2Request]> =
+        logs.iter().map(|(_, (_, log))| &log[..]).collect();
+    let mut shares: Vec<(L2Share<'_>, Vec<u64>)> = l2
+        .shares(parts)
+        .into_iter()
+        .map(|s| (s, Vec::new()))
+        .collect();
+    workers.for_each_mut(
+        &mut shares,
+        || (),
+        |_, _, (share, misses)| {
+            *misses = share.replay(&lists);
+        },
+    );
+    let misses: Vec<u64> = (0..logs.len())
+        .map(|i| shares.iter().map(|(_, m)| m[i]).sum())
+        .collect();
+    drop(shares);
+    l2.advance(requests as u64);
+    for ((d, (mut stats, log)), misses) in logs.into_iter().zip(misses) {
+        l2.count(log.len(), misses, &mut stats);
+        add_texel_stats(&stats, &mut counters[d]);
+    }
+}
+
+/// Adds a unit's texel-cache figures (L2 replayed) to `counters`.
+fn add_texel_stats(stats: &TexelCacheStats, counters: &mut Counters) {
     counters.texel_requests += stats.requests;
     counters.texels_read += stats.texel_reads;
     counters.texel_l1_accesses += stats.l1_accesses;

@@ -16,7 +16,7 @@ use rastra_stats::Counters;
 use rastra_texture::{L2Cache, Sampler, StorageImage};
 
 use crate::binning::{gather_tile, mark_used};
-use crate::cores::{account_texels, drain_texture_unit};
+use crate::cores::{account_texel_logs, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
@@ -563,12 +563,14 @@ fn back_end(
     // Merged draw by draw, each in tile order: the same totals (and the same L2 history)
     // for any number of workers.
     let mut results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    // A tile's entries are in segment order: one cursor per tile.
+    // A tile's entries are in segment order: one cursor per tile. The texture units' logs
+    // in that order too, replayed into the L2 at the end.
     let mut next = vec![0usize; results.len()];
+    let mut texel_logs = Vec::new();
     for (s, seg) in segments.iter().enumerate() {
         let d = seg.draw;
         for texels in vertex_texels[s].drain(..) {
-            account_texels(texels, l2, &mut counters[d]);
+            texel_logs.push((d, texels));
         }
         for (tile, at) in results.iter_mut().zip(&mut next) {
             let Some((ts, tile_counters, texels, passed)) = tile.get_mut(*at) else {
@@ -581,10 +583,11 @@ fn back_end(
             counters[d].accumulate(tile_counters);
             out[d].samples_passed += *passed;
             if let Some(texels) = texels.take() {
-                account_texels(texels, l2, &mut counters[d]);
+                texel_logs.push((d, texels));
             }
         }
     }
+    account_texel_logs(texel_logs, l2, workers, counters);
     *budget = shared_budget.load(Ordering::Relaxed);
     Ok(())
 }

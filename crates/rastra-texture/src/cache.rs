@@ -28,7 +28,11 @@
 //! unit's own (standalone use: looked up as fills happen) or shared by many units running on
 //! different threads: then the unit only *logs* the L2 lines its fills read
 //! ([`L2Request`]), and the owner of the shared L2 replays the logs in a fixed order
-//! ([`L2Cache::replay`]) — so the L2's figures do not depend on thread timing. Texel values
+//! ([`L2Cache::replay`]) — so the L2's figures do not depend on thread timing. A long run of
+//! logs is replayed by several threads at once, each owning a share of the L2's sets
+//! ([`L2Cache::shares`]): a line's set alone decides its hits, misses and replacements, so
+//! each share replaying every log in order, looking up only its own sets' lines, finds what
+//! one serial replay finds (tested). Texel values
 //! never depend on cache state: a line holds exactly what decoding the current memory
 //! through the same view would produce.
 //!
@@ -288,6 +292,8 @@ pub struct L2Cache {
     /// address), the way that line was last found or placed in; `hint_shift` picks a slot.
     hints: Vec<u32>,
     hint_shift: u32,
+    /// The way hints of [`L2Cache::shares`] past the first (which uses `hints`).
+    share_hints: Vec<Vec<u32>>,
 }
 
 impl L2Cache {
@@ -308,6 +314,7 @@ impl L2Cache {
             // Twice as many slots as lines (a power of two), so lines rarely share one.
             hints: vec![0; 2 * (sets * ways).next_power_of_two()],
             hint_shift: 64 - (2 * (sets * ways).next_power_of_two()).trailing_zeros(),
+            share_hints: Vec::new(),
         }
     }
 
@@ -322,35 +329,83 @@ impl L2Cache {
 
     /// Replays L2 requests logged by a unit's fills (in the log's order), counting hits,
     /// misses and memory traffic into `stats`. `l2_accesses` was counted at fill time.
-    /// (It runs on one thread, in tile order, after the tiles: the line and set arithmetic
-    /// is chosen once for the whole log.)
     pub fn replay(&mut self, log: &[L2Request], stats: &mut TexelCacheStats) {
-        let misses = if self.line_bytes.is_power_of_two() && self.sets.is_power_of_two() {
-            let (shift, mask) = (self.line_bytes.trailing_zeros(), self.sets - 1);
-            self.replay_with(log, |a| a >> shift, |h| h & mask)
-        } else {
-            let (line_bytes, sets) = (self.line_bytes, self.sets);
-            self.replay_with(log, |a| a / line_bytes, |h| h % sets)
-        };
-        stats.l2_hits += log.len() as u64 - misses;
+        let misses = self.whole().replay_log(log);
+        self.clock += log.len() as u64;
+        self.count(log.len(), misses, stats);
+    }
+
+    /// Adds the figures of `requests` replayed requests of which `misses` missed to `stats`.
+    pub fn count(&self, requests: usize, misses: u64, stats: &mut TexelCacheStats) {
+        stats.l2_hits += requests as u64 - misses;
         stats.l2_misses += misses;
         stats.bytes_from_memory += misses * self.line_bytes;
     }
 
-    /// The replay's loop with the line of an address and the set of a hash given; returns
-    /// the misses.
-    #[inline(always)]
-    fn replay_with(
-        &mut self,
-        log: &[L2Request],
-        line_of: impl Fn(u64) -> u64,
-        set_of: impl Fn(usize) -> usize,
-    ) -> u64 {
-        let mut misses = 0;
-        for r in log {
-            misses += !self.lookup(line_of(r.address), r.generation, &set_of) as u64;
+    /// Splits the L2 into `n` shares of consecutive sets (fewer when it has fewer sets),
+    /// each with its own way hints, for replaying logs on several threads at once: a line
+    /// lives in one set, and a set's hits, misses and replacements depend only on the order
+    /// of the requests to that set, so shares that each replay every log in order — looking
+    /// up only their sets' requests — find the hits and misses one serial replay finds.
+    /// After the shares' replays, [`L2Cache::advance`] by the requests replayed.
+    pub fn shares(&mut self, n: usize) -> Vec<L2Share<'_>> {
+        let n = n.clamp(1, self.sets);
+        while self.share_hints.len() < n - 1 {
+            self.share_hints.push(vec![0; self.hints.len()]);
         }
-        misses
+        let (ways, sets, clock, hint_shift) = (self.ways, self.sets, self.clock, self.hint_shift);
+        let line_bytes = self.line_bytes;
+        let (mut tags, mut last) = (&mut self.tags[..], &mut self.last[..]);
+        let hints = std::iter::once(&mut self.hints).chain(&mut self.share_hints);
+        let mut first_set = 0;
+        let mut out = Vec::with_capacity(n);
+        for (k, hints) in hints.take(n).enumerate() {
+            let end_set = sets * (k + 1) / n;
+            let count = (end_set - first_set) * ways;
+            let (t, rest_t) = std::mem::take(&mut tags).split_at_mut(count);
+            let (l, rest_l) = std::mem::take(&mut last).split_at_mut(count);
+            (tags, last) = (rest_t, rest_l);
+            out.push(L2Share {
+                sets: first_set..end_set,
+                view: SetsView {
+                    first_way: first_set * ways,
+                    ways,
+                    tags: t,
+                    last: l,
+                    hints,
+                    hint_shift,
+                    clock,
+                },
+                set_count: sets,
+                line_bytes,
+            });
+            first_set = end_set;
+        }
+        out
+    }
+
+    /// The whole L2 as one share (what `shares(1)` holds, without a list).
+    fn whole(&mut self) -> L2Share<'_> {
+        L2Share {
+            sets: 0..self.sets,
+            view: SetsView {
+                first_way: 0,
+                ways: self.ways,
+                tags: &mut self.tags,
+                last: &mut self.last,
+                hints: &mut self.hints,
+                hint_shift: self.hint_shift,
+                clock: self.clock,
+            },
+            set_count: self.sets,
+            line_bytes: self.line_bytes,
+        }
+    }
+
+    /// Moves the clock past `requests` requests the shares replayed (every later use is
+    /// then later than theirs).
+    pub fn advance(&mut self, requests: u64) {
+        self.clock += requests;
     }
 
     /// Forgets every line (a cold L2).
@@ -359,35 +414,92 @@ impl L2Cache {
         self.last.fill(0);
     }
 
-    /// One access outside a replay (the tests'): [`L2Cache::lookup`] of `address`'s line.
+    /// One access outside a replay (the tests'): a one-request replay of `address`.
     #[cfg(test)]
     fn access(&mut self, address: u64, generation: u64) -> bool {
-        let line = l2_line_of(self.line_bytes, address);
-        let sets = self.sets;
-        self.lookup(line, generation, |h| {
-            if sets.is_power_of_two() {
-                h & (sets - 1)
-            } else {
-                h % sets
-            }
-        })
+        let log = [L2Request {
+            address,
+            generation,
+        }];
+        let mut stats = TexelCacheStats::default();
+        self.replay(&log, &mut stats);
+        stats.l2_hits == 1
+    }
+}
+
+/// A share of an L2's sets ([`L2Cache::shares`]): their tags and use times, its own way
+/// hints and clock.
+pub struct L2Share<'a> {
+    sets: std::ops::Range<usize>,
+    view: SetsView<'a>,
+    set_count: usize,
+    line_bytes: u64,
+}
+
+impl L2Share<'_> {
+    /// Replays `logs` in order, looking up the requests whose line falls in this share's
+    /// sets; returns each log's misses among them.
+    pub fn replay(&mut self, logs: &[&[L2Request]]) -> Vec<u64> {
+        logs.iter().map(|log| self.replay_log(log)).collect()
     }
 
-    /// Looks up memory line `line` (`set_of` gives the set of the line's hash); true on a
-    /// hit. A miss allocates it in the set's least recently used way (the first empty one,
-    /// if any). The replay is serial (tile order): the tags are searched apart from the use
-    /// times.
+    /// [`L2Share::replay`] of one log.
+    fn replay_log(&mut self, log: &[L2Request]) -> u64 {
+        if self.line_bytes.is_power_of_two() && self.set_count.is_power_of_two() {
+            let (shift, mask) = (self.line_bytes.trailing_zeros(), self.set_count - 1);
+            self.replay_with(log, |a| a >> shift, |h| h & mask)
+        } else {
+            let (line_bytes, sets) = (self.line_bytes, self.set_count);
+            self.replay_with(log, |a| a / line_bytes, |h| h % sets)
+        }
+    }
+
+    /// The replay's loop with the line of an address and the set of a hash given (chosen
+    /// once per log); returns the misses.
     #[inline(always)]
-    fn lookup(&mut self, line: u64, generation: u64, set_of: impl Fn(usize) -> usize) -> bool {
-        let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let h = ((mix >> 32) ^ line) as usize;
-        let set = set_of(h);
-        let ways = set * self.ways..(set + 1) * self.ways;
+    fn replay_with(
+        &mut self,
+        log: &[L2Request],
+        line_of: impl Fn(u64) -> u64,
+        set_of: impl Fn(usize) -> usize,
+    ) -> u64 {
+        let sets = self.sets.clone();
+        let mut misses = 0;
+        for r in log {
+            let line = line_of(r.address);
+            let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let set = set_of(((mix >> 32) ^ line) as usize);
+            if sets.contains(&set) {
+                misses += !self.view.lookup(line, r.generation, mix, set) as u64;
+            }
+        }
+        misses
+    }
+}
+
+/// What an L2 lookup touches: the tags and use times of a run of sets (`tags[0]` is way
+/// `first_way` of the whole cache), way hints, and the clock.
+struct SetsView<'a> {
+    first_way: usize,
+    ways: usize,
+    tags: &'a mut [(u64, u64)],
+    last: &'a mut [u64],
+    hints: &'a mut [u32],
+    hint_shift: u32,
+    clock: u64,
+}
+
+impl SetsView<'_> {
+    /// Looks up memory line `line` (hash `mix`) in its set `set`; true on a hit. A miss
+    /// allocates it in the set's least recently used way (the first empty one, if any).
+    #[inline(always)]
+    fn lookup(&mut self, line: u64, generation: u64, mix: u64, set: usize) -> bool {
+        let ways = set * self.ways - self.first_way..(set + 1) * self.ways - self.first_way;
         self.clock += 1;
         // The hinted way first: a line lives in one way at most, so a way holding it is the
-        // one the search would find.
+        // one the search would find (a hint outside this run of sets is stale).
         let slot = (mix >> self.hint_shift) as usize;
-        let hinted = self.hints[slot] as usize;
+        let hinted = (self.hints[slot] as usize).wrapping_sub(self.first_way);
         if self.tags.get(hinted) == Some(&(line, generation)) {
             self.last[hinted] = self.clock;
             return true;
@@ -395,7 +507,7 @@ impl L2Cache {
         let tags = &self.tags[ways.clone()];
         if let Some(w) = tags.iter().position(|&t| t == (line, generation)) {
             self.last[ways.start + w] = self.clock;
-            self.hints[slot] = (ways.start + w) as u32;
+            self.hints[slot] = (self.first_way + ways.start + w) as u32;
             return true;
         }
         let last = &self.last[ways.clone()];
@@ -406,7 +518,7 @@ impl L2Cache {
             .map_or(0, |(i, _)| i);
         self.tags[ways.start + victim] = (line, generation);
         self.last[ways.start + victim] = self.clock;
-        self.hints[slot] = (ways.start + victim) as u32;
+        self.hints[slot] = (self.first_way + ways.start + victim) as u32;
         false
     }
 }
@@ -1164,6 +1276,89 @@ mod tests {
             }
             assert_eq!(l2.tags, tags.iter().map(|t| t.0).collect::<Vec<_>>());
             assert_eq!(l2.last, tags.iter().map(|t| t.1).collect::<Vec<_>>());
+        }
+    }
+
+    /// Logs replayed in shares of the sets ([`L2Cache::shares`], each share replaying every
+    /// log) find each log's misses one serial replay finds, and leave the same lines in the
+    /// same ways — for one to five shares (and more shares than sets), over rounds that keep
+    /// the L2's contents, with invalidations; small and default geometries.
+    #[test]
+    fn shared_replays_equal_one_replay() {
+        for config in [
+            CacheConfig::default(),
+            CacheConfig {
+                l2_bytes: 2048,
+                l2_ways: 4,
+                ..CacheConfig::default()
+            },
+            CacheConfig {
+                l2_bytes: 48 * 512,
+                l2_ways: 2,
+                l2_line_bytes: 48,
+                ..CacheConfig::default()
+            },
+        ] {
+            for parts in 1..=5 {
+                let (mut serial, mut shared) = (L2Cache::new(&config), L2Cache::new(&config));
+                let mut s = 0x243f_6a88u32 ^ parts as u32;
+                let mut next = || {
+                    s ^= s << 13;
+                    s ^= s >> 17;
+                    s ^= s << 5;
+                    s
+                };
+                let (mut hits, mut misses) = (0u64, 0u64);
+                for round in 0..12 {
+                    let logs: Vec<Vec<L2Request>> = (0..1 + next() % 9)
+                        .map(|_| {
+                            (0..next() % 3000)
+                                .map(|_| {
+                                    let r = next();
+                                    let span = if r & 7 == 0 { 1 << 18 } else { 1 << 9 };
+                                    L2Request {
+                                        address: (((r >> 3 & 3) as u64) << 40)
+                                            | ((next() % span) as u64 * 4),
+                                        generation: (r >> 5 & 1) as u64,
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let want: Vec<TexelCacheStats> = logs
+                        .iter()
+                        .map(|log| {
+                            let mut stats = TexelCacheStats::default();
+                            serial.replay(log, &mut stats);
+                            stats
+                        })
+                        .collect();
+                    let lists: Vec<&[L2Request]> = logs.iter().map(|l| &l[..]).collect();
+                    let per_share: Vec<Vec<u64>> = shared
+                        .shares(parts)
+                        .iter_mut()
+                        .map(|share| share.replay(&lists))
+                        .collect();
+                    shared.advance(lists.iter().map(|l| l.len() as u64).sum());
+                    for (i, (log, want)) in logs.iter().zip(&want).enumerate() {
+                        let m: u64 = per_share.iter().map(|p| p[i]).sum();
+                        let mut got = TexelCacheStats::default();
+                        shared.count(log.len(), m, &mut got);
+                        assert_eq!(&got, want, "{parts} shares, round {round}, log {i}");
+                        hits += got.l2_hits;
+                        misses += got.l2_misses;
+                    }
+                    assert_eq!(shared.tags, serial.tags, "{parts} shares, round {round}");
+                    if round % 5 == 4 {
+                        serial.invalidate();
+                        shared.invalidate();
+                    }
+                }
+                assert!(
+                    hits > 5_000 && misses > 5_000,
+                    "{config:?}, {parts} shares: {hits} {misses}"
+                );
+            }
         }
     }
 

@@ -30,7 +30,7 @@ pub mod view;
 
 pub mod mipmap;
 
-pub use cache::{CacheConfig, L2Cache, L2Request, TexelCacheStats};
+pub use cache::{CacheConfig, L2Cache, L2Request, L2Share, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};
 pub use image::{ImageLayout, StorageImage};
 pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};
