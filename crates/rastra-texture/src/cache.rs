@@ -1199,6 +1199,16 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A seeded xorshift stream of 32-bit values, the tests' inputs.
+    fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        }
+    }
     use crate::storage::TextureDesc;
 
     impl TexelCache {
@@ -1236,13 +1246,7 @@ mod tests {
             let (ways, sets) = (l2.ways, l2.sets);
             let mut tags = vec![(L2Cache::EMPTY, 0u64); sets * ways];
             let mut clock = 0u64;
-            let mut s = 0x9e37_79b9u32;
-            let mut next = || {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                s
-            };
+            let mut next = xorshift(0x9e37_79b9u32);
             for i in 0..300_000u32 {
                 let r = next();
                 let span = if r & 7 == 0 { 1 << 20 } else { 1 << 12 };
@@ -1281,8 +1285,9 @@ mod tests {
 
     /// Logs replayed in shares of the sets ([`L2Cache::shares`], each share replaying every
     /// log) find each log's misses one serial replay finds, and leave the same lines in the
-    /// same ways — for one to five shares (and more shares than sets), over rounds that keep
-    /// the L2's contents, with invalidations; small and default geometries.
+    /// same ways — for one to five shares (more than the two sets of the smallest geometry),
+    /// over rounds that keep the L2's contents, with invalidations; four geometries, one
+    /// with lines of a size that is not a power of two.
     #[test]
     fn shared_replays_equal_one_replay() {
         for config in [
@@ -1298,16 +1303,15 @@ mod tests {
                 l2_line_bytes: 48,
                 ..CacheConfig::default()
             },
+            CacheConfig {
+                l2_bytes: 512,
+                l2_ways: 4,
+                ..CacheConfig::default()
+            },
         ] {
             for parts in 1..=5 {
                 let (mut serial, mut shared) = (L2Cache::new(&config), L2Cache::new(&config));
-                let mut s = 0x243f_6a88u32 ^ parts as u32;
-                let mut next = || {
-                    s ^= s << 13;
-                    s ^= s >> 17;
-                    s ^= s << 5;
-                    s
-                };
+                let mut next = xorshift(0x243f_6a88u32 ^ parts as u32);
                 let (mut hits, mut misses) = (0u64, 0u64);
                 for round in 0..12 {
                     let logs: Vec<Vec<L2Request>> = (0..1 + next() % 9)
@@ -1355,7 +1359,7 @@ mod tests {
                     }
                 }
                 assert!(
-                    hits > 5_000 && misses > 5_000,
+                    hits > 1_000 && misses > 1_000,
                     "{config:?}, {parts} shares: {hits} {misses}"
                 );
             }
@@ -1374,13 +1378,7 @@ mod tests {
                     .unwrap()
             })
             .collect();
-        let mut s = 0x2545_f491u32;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s
-        };
+        let mut next = xorshift(0x2545_f491u32);
         for config in [
             CacheConfig::default(),
             CacheConfig {
@@ -1430,13 +1428,7 @@ mod tests {
     #[test]
     fn quick_fills_equal_the_general_fill() {
         use crate::storage::TextureCopy;
-        let mut s = 0x9e37_79b9u32;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s
-        };
+        let mut next = xorshift(0x9e37_79b9u32);
         let formats = [TextureFormat::Rgba8UnormSrgb, TextureFormat::Bgra8Unorm];
         let textures: Vec<Texture> = formats
             .iter()
