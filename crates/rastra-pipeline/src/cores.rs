@@ -5,6 +5,7 @@ use rastra_shader::ExecInfo;
 use rastra_stats::Counters;
 use rastra_texture::{L2Cache, L2Share, TexelCacheStats, TextureUnit};
 
+use crate::front_end::TexelLog;
 use crate::workers::Workers;
 
 /// Adds one execution's shader-core statistics to `counters`. The execution has just
@@ -58,7 +59,7 @@ const SHARED_REPLAY_REQUESTS: usize = 1 << 14;
 /// set alone decides its hits and misses, so the figures are those of one serial replay,
 /// for any number of workers.
 pub fn account_texel_logs(
-    logs: Vec<(usize, (TexelCacheStats, Vec<rastra_texture::L2Request>))>,
+    logs: Vec<(usize, TexelLog)>,
     l2: &mut L2Cache,
     workers: &Workers,
     counters: &mut [Counters],
