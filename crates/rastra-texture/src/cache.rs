@@ -1199,6 +1199,7 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::TextureDesc;
 
     /// A seeded xorshift stream of 32-bit values, the tests' inputs.
     fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
@@ -1209,7 +1210,6 @@ mod tests {
             s
         }
     }
-    use crate::storage::TextureDesc;
 
     impl TexelCache {
         /// [`TexelCache::access_hashed`] without the way hints: every access searches its
