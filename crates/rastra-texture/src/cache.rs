@@ -1201,6 +1201,15 @@ mod tests {
     use super::*;
     use crate::storage::TextureDesc;
 
+    /// The L2 tests' small geometry: 2 KiB of 64-byte lines, 4-way (8 sets).
+    fn small_l2() -> CacheConfig {
+        CacheConfig {
+            l2_bytes: 2048,
+            l2_ways: 4,
+            ..CacheConfig::default()
+        }
+    }
+
     /// A seeded xorshift stream of 32-bit values, the tests' inputs.
     fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
         move || {
@@ -1233,14 +1242,7 @@ mod tests {
     /// the L2, a small and the default geometry, with invalidations.
     #[test]
     fn l2_way_hints_equal_a_searching_model() {
-        for config in [
-            CacheConfig::default(),
-            CacheConfig {
-                l2_bytes: 2048,
-                l2_ways: 4,
-                ..CacheConfig::default()
-            },
-        ] {
+        for config in [CacheConfig::default(), small_l2()] {
             let mut l2 = L2Cache::new(&config);
             // The reference: per way (tag, last use), searched in full on every access.
             let (ways, sets) = (l2.ways, l2.sets);
@@ -1292,11 +1294,7 @@ mod tests {
     fn shared_replays_equal_one_replay() {
         for config in [
             CacheConfig::default(),
-            CacheConfig {
-                l2_bytes: 2048,
-                l2_ways: 4,
-                ..CacheConfig::default()
-            },
+            small_l2(),
             CacheConfig {
                 l2_bytes: 48 * 512,
                 l2_ways: 2,
