@@ -83,6 +83,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     for frame in &frames {
         let name = &frame.name;
         let times = Rounds::measure(
+            name,
+            args.each_round,
             args.runs,
             |d| {
                 frame
@@ -110,6 +112,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if wanted(&compute.name) {
         let name = &compute.name;
         let times = Rounds::measure(
+            name,
+            args.each_round,
             args.runs,
             |d| {
                 compute
@@ -178,8 +182,11 @@ struct Rounds {
 
 impl Rounds {
     /// `runs` rounds of: `rastra` on `device`, `lavapipe` (when given), `rastra` on
-    /// `single` (when given) — each returning the times of a warm-up and a timed run.
+    /// `single` (when given) — each returning the times of a warm-up and a timed run. With
+    /// `each_round`, a `#` line per round gives those times (workload `name`).
     fn measure(
+        name: &str,
+        each_round: bool,
         runs: usize,
         rastra: impl Fn(&DeviceDescriptor) -> Result<Vec<f64>, String>,
         lavapipe: Option<impl Fn() -> Result<Vec<f64>, String>>,
@@ -187,17 +194,24 @@ impl Rounds {
         single: Option<&DeviceDescriptor>,
     ) -> Result<Rounds, String> {
         let mut times = Rounds::default();
-        for _ in 0..runs.max(1) {
-            times.rastra.push(timed(rastra(device)?));
+        for round in 0..runs.max(1) {
+            let mut line = format!("# {name} round {round}:");
+            let mut keep = |side: &str, runs: Vec<f64>, into: &mut Vec<f64>| {
+                let all: Vec<String> = runs.iter().map(|t| format!("{t:.2}")).collect();
+                line += &format!(" {side}_ms={}", all.join(","));
+                into.push(timed(runs));
+            };
+            keep("rastra", rastra(device)?, &mut times.rastra);
             if let Some(l) = &lavapipe {
-                times
-                    .lavapipe
-                    .push(timed(l().map_err(|e| format!("on lavapipe: {e}"))?));
+                let runs = l().map_err(|e| format!("on lavapipe: {e}"))?;
+                keep("lavapipe", runs, &mut times.lavapipe);
             }
             if let Some(single) = single {
-                times.single.push(timed(
-                    rastra(single).map_err(|e| format!("on one thread: {e}"))?,
-                ));
+                let runs = rastra(single).map_err(|e| format!("on one thread: {e}"))?;
+                keep("rastra_1thread", runs, &mut times.single);
+            }
+            if each_round {
+                println!("{line}");
             }
         }
         Ok(times)

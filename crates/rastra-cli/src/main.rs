@@ -77,6 +77,10 @@ pub struct BenchArgs {
     /// Skip the one-thread runs that measure rastra's speed-up from 1 to N threads.
     #[arg(long)]
     no_scaling: bool,
+    /// Also print every round's times (warm-up and timed run of each side) as `#` lines,
+    /// to judge how much the machine's speed moves between runs.
+    #[arg(long)]
+    each_round: bool,
 }
 
 fn parse_threads(s: &str) -> Result<usize, String> {
