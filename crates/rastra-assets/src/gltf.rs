@@ -365,6 +365,7 @@ fn read_primitive(
         texcoords,
         indices: triangle_list(mode, &vertex_indices),
         base_color_texture: base_color.texture.map(|t| t.texture),
+        double_sided: base_color.double_sided,
     };
     local.validate()?;
     Ok(Drawable::Triangles(local))

@@ -56,6 +56,11 @@ pub struct Mesh {
     pub indices: Vec<u32>,
     /// Multiplies `colors` when present (sampled at `texcoords`).
     pub base_color_texture: Option<BaseColorTexture>,
+    /// Whether both faces are seen: glTF's material `doubleSided` (§3.9.5; false by default,
+    /// when the back faces are culled — the winding is the file's promise, made
+    /// counter-clockwise in world space under mirroring transforms too); always true for
+    /// OBJ, which promises no winding.
+    pub double_sided: bool,
 }
 
 impl Mesh {

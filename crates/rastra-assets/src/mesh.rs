@@ -47,6 +47,8 @@ pub(crate) struct LocalMesh {
     pub texcoords: Vec<[f32; 2]>,
     pub indices: Vec<u32>,
     pub base_color_texture: Option<BaseColorTexture>,
+    /// See [`crate::Mesh::double_sided`].
+    pub double_sided: bool,
 }
 
 impl LocalMesh {
@@ -141,6 +143,7 @@ pub(crate) fn instantiate(local: &LocalMesh, world: &Mat4) -> Result<Mesh, Probl
         texcoords: local.texcoords.clone(),
         indices,
         base_color_texture: local.base_color_texture,
+        double_sided: local.double_sided,
     })
 }
 
@@ -329,6 +332,7 @@ mod tests {
             texcoords: vec![[0.0; 2]; 4],
             indices: vec![0, 1, 2, 0, 2, 3],
             base_color_texture: None,
+            double_sided: false,
         }
     }
 

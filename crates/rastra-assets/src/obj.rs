@@ -81,6 +81,8 @@ fn to_local_mesh(mesh: &tobj::Mesh, materials: &[tobj::Material]) -> Result<Loca
         texcoords,
         indices: mesh.indices.clone(),
         base_color_texture: None,
+        // OBJ has no face rule and files do not promise a consistent winding.
+        double_sided: true,
     })
 }
 

@@ -56,6 +56,30 @@ fn triangles_strips_and_fans_become_the_same_ccw_list() {
     }
 }
 
+/// glTF 2.0 §3.9.5: a material is single-sided unless it says `doubleSided`, and so is the
+/// default material of a primitive without one.
+#[test]
+fn double_sided_comes_from_the_material() {
+    let mut b = GltfBuilder::default();
+    let position = b.positions(&QUAD);
+    let index = b.u16s(&[0, 1, 2, 0, 2, 3]);
+    let mut doc = json!({
+        "scene": 0,
+        "scenes": [{ "nodes": [0, 1, 2] }],
+        "nodes": [{ "mesh": 0 }, { "mesh": 1 }, { "mesh": 2 }],
+        "meshes": [
+            { "primitives": [{ "attributes": { "POSITION": position }, "indices": index }] },
+            { "primitives": [{ "attributes": { "POSITION": position }, "indices": index, "material": 0 }] },
+            { "primitives": [{ "attributes": { "POSITION": position }, "indices": index, "material": 1 }] },
+        ],
+    });
+    doc["materials"] = json!([{ "doubleSided": true }, { "doubleSided": false }]);
+    let scene = load_gltf(&b.finish(doc)).unwrap();
+    assert_scene_invariants(&scene);
+    let sided: Vec<bool> = scene.meshes.iter().map(|m| m.double_sided).collect();
+    assert_eq!(sided, [false, true, false]);
+}
+
 #[test]
 fn points_and_lines_are_skipped_and_listed() {
     let mut b = GltfBuilder::default();

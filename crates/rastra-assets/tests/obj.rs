@@ -44,6 +44,8 @@ fn quads_are_triangulated_with_mtl_colour_and_flipped_texcoords() {
     assert_eq!(mesh.texcoords[2], [1.0, 0.0]);
     // No `vn`: computed, facing the counter-clockwise side.
     assert!(mesh.normals.iter().all(|n| *n == [0.0, 0.0, 1.0]));
+    // OBJ promises no winding: both faces are shown.
+    assert!(mesh.double_sided);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

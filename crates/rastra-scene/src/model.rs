@@ -1,5 +1,6 @@
 //! Loaded models as frames: every mesh of a [`rastra_assets::Scene`] drawn with the lit
-//! material — textured where the file gives a base-colour texture — seen through the file's
+//! material — textured where the file gives a base-colour texture, back faces culled unless
+//! the mesh is double-sided (glTF 2.0 §3.9.5) — seen through the file's
 //! camera or, when it has none, a camera framing its bounds, lit by one directional light over
 //! the viewer's shoulder.
 //!
@@ -61,14 +62,16 @@ pub fn frame_for(
                 data.vertex(m.positions[i], m.normals[i], m.colors[i], m.texcoords[i]);
             }
             data.indices = m.indices.clone();
-            // Files do not promise consistent winding: draw both faces.
+            // Back faces culled where the file says its material is single-sided (glTF's
+            // default); OBJ meshes, which promise no winding, show both faces.
             let material = match m.base_color_texture {
                 Some(t) => Material::Textured {
                     texture: t.image,
                     sampler: sampler_index(&mut textures.samplers, t.sampler),
-                    two_sided: true,
+                    two_sided: m.double_sided,
                 },
-                None => Material::LitTwoSided,
+                None if m.double_sided => Material::LitTwoSided,
+                None => Material::Lit,
             };
             (data, material)
         })
@@ -112,5 +115,51 @@ fn sampler_index(samplers: &mut Vec<SamplerDescriptor>, sampler: Sampler) -> usi
             samplers.push(desc);
             samplers.len() - 1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rastra::CullMode;
+    use rastra_assets::Mesh;
+
+    use super::*;
+
+    /// A unit quad facing +Z, single- or double-sided.
+    fn quad(double_sided: bool) -> Mesh {
+        Mesh {
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+            ],
+            normals: vec![[0.0, 0.0, 1.0]; 4],
+            colors: vec![[1.0; 4]; 4],
+            texcoords: vec![[0.0; 2]; 4],
+            indices: vec![0, 1, 2, 0, 2, 3],
+            base_color_texture: None,
+            double_sided,
+        }
+    }
+
+    /// A single-sided mesh is drawn with back faces culled, a double-sided one without.
+    #[test]
+    fn single_sided_meshes_cull_back_faces() {
+        let scene = Scene {
+            meshes: vec![quad(false), quad(true)],
+            bounds_min: [0.0; 3],
+            bounds_max: [1.0, 1.0, 0.0],
+            camera: None,
+            skipped_primitives: Vec::new(),
+            images: Vec::new(),
+        };
+        let frame = frame_for("quads", &scene, 64, 64, 1).unwrap();
+        let culls: Vec<CullMode> = frame
+            .draws
+            .iter()
+            .map(|d| frame.pipelines[d.pipeline].primitive.cull_mode)
+            .collect();
+        assert_eq!(culls, [CullMode::Back, CullMode::None]);
     }
 }

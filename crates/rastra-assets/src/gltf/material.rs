@@ -1,6 +1,7 @@
 //! Materials (glTF 2.0 §3.9): the base colour a primitive is drawn with — the
 //! `baseColorFactor` and the `baseColorTexture` (§3.9.2), its texture's sampler (§3.8.4) and
-//! image (§3.8.3), and the `KHR_texture_transform` of the texture reference.
+//! image (§3.8.3), and the `KHR_texture_transform` of the texture reference — and whether
+//! it is double-sided (§3.9.5).
 //!
 //! Images are decoded once, on first use by a drawn primitive, and shared by every mesh that
 //! samples them; images no base-colour texture refers to (normal, occlusion, emissive maps)
@@ -19,11 +20,14 @@ use super::container;
 use crate::error::{Problem, invalid};
 use crate::image::{self, BaseColorTexture, Filter, Image, Sampler, Wrap};
 
-/// What a primitive's material says about its base colour.
+/// What a primitive's material says about its base colour, and which faces it shows.
 pub(crate) struct BaseColor {
     /// Linear RGBA factor (white for the default material, §3.9.6).
     pub factor: [f32; 4],
     pub texture: Option<TextureUse>,
+    /// `doubleSided` (§3.9.5): when false — the default, and the default material's — back
+    /// faces are culled.
+    pub double_sided: bool,
 }
 
 /// A base-colour texture as a primitive uses it.
@@ -84,6 +88,7 @@ impl<'a> Materials<'a> {
             return Ok(BaseColor {
                 factor: [1.0; 4],
                 texture: None,
+                double_sided: false,
             });
         };
         let Some(json_material) = root.materials.get(index) else {
@@ -101,7 +106,11 @@ impl<'a> Materials<'a> {
             ),
             None => None,
         };
-        Ok(BaseColor { factor, texture })
+        Ok(BaseColor {
+            factor,
+            texture,
+            double_sided: json_material.double_sided,
+        })
     }
 
     fn texture_use(&mut self, info: &json::texture::Info) -> Result<TextureUse, Problem> {
