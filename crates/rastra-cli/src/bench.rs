@@ -11,6 +11,8 @@
 //! on lavapipe and on rastra with one thread, each time a warm-up run and then the timed
 //! run; a figure is the median over the rounds. A machine whose speed drifts (a shared
 //! virtual machine) then slows the runs that are compared with each other alike.
+//! `--each-round` prints every round's times too (`# <name> round <k>: rastra_ms=<warm-up>,
+//! <timed> …`), to see how far they move.
 
 use rastra::DeviceDescriptor;
 use rastra_lavapipe::Lavapipe;

@@ -148,11 +148,12 @@ fn bench_reports_each_workload_natively_and_through_wgpu() {
         "--size",
         "64x36",
         "--runs",
-        "1",
+        "2",
         "--no-lavapipe",
         "--only",
         "small_triangles",
         "--wgpu",
+        "--each-round",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -173,5 +174,16 @@ fn bench_reports_each_workload_natively_and_through_wgpu() {
             l.contains("rastra_ms=") && l.contains("lavapipe_ms=n/a"),
             "{l}"
         );
+    }
+    // `--each-round`: a line per round, each with the warm-up's and the timed run's times.
+    for round in 0..2 {
+        let prefix = format!("# small_triangles round {round}: rastra_ms=");
+        let l = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no round {round} line in:\n{stdout}"));
+        let times = l.split_whitespace().next().unwrap_or_default();
+        let parsed: Vec<f64> = times.split(',').filter_map(|t| t.parse().ok()).collect();
+        assert_eq!(parsed.len(), 2, "{l}");
     }
 }
