@@ -344,11 +344,18 @@ pub unsafe fn srgb8_to_linear_avx2(codes: std::arch::x86_64::__m256i) -> std::ar
     unsafe { _mm256_i32gather_ps::<4>(srgb_tables().decode.as_ptr(), codes) }
 }
 
+/// 1/255 as the sum of two floats: the rounded reciprocal and what it misses, rounded.
+#[cfg(target_arch = "x86_64")]
+const RECIPROCAL_255: (f32, f32) = {
+    let hi = 1.0f32 / 255.0;
+    (hi, (1.0f64 / 255.0 - hi as f64) as f32)
+};
+
 /// `code / 255` (the unorm8 decode, exactly rounded: [`Unorm8Decoder`]'s table) of eight
-/// codes (32-bit lanes, each below 256) without a division: the product with the rounded
-/// reciprocal, then one correction step by the exact residual (two fused multiply-adds).
-/// The result equals the division for every code (`reciprocal_unorm8_decode_is_the_division`
-/// checks all 256).
+/// codes (32-bit lanes, each below 256) without a division: c · hi + c · lo with the
+/// reciprocal split in two (`RECIPROCAL_255`), the small product rounded and the sum by one
+/// fused multiply-add — one multiply and one fused multiply-add. The result equals the
+/// division for every code (`reciprocal_unorm8_decode_is_the_division` checks all 256).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
@@ -358,10 +365,8 @@ pub unsafe fn srgb8_to_linear_avx2(codes: std::arch::x86_64::__m256i) -> std::ar
 pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
     let c = _mm256_cvtepi32_ps(codes);
-    let (k, inv) = (_mm256_set1_ps(255.0), _mm256_set1_ps(1.0 / 255.0));
-    let q = _mm256_mul_ps(c, inv);
-    let residual = _mm256_fnmadd_ps(q, k, c);
-    _mm256_fmadd_ps(residual, inv, q)
+    let (hi, lo) = RECIPROCAL_255;
+    _mm256_fmadd_ps(c, _mm256_set1_ps(hi), _mm256_mul_ps(c, _mm256_set1_ps(lo)))
 }
 
 /// [`encode_unorm8`] of eight values (codes in 32-bit lanes), exactly: the clamp (NaN → 0),
