@@ -605,7 +605,9 @@ impl Rop {
                         unorm8_encode_avx2(out[3]),
                     ]
                 } else {
-                    match unorm8_encode_x4_short_avx2(out) {
+                    // An "over" blend's values exceed 1 by a few roundings at most: the
+                    // short form's clamp to 1 can go.
+                    match unorm8_encode_x4_short_avx2(out, !(BLEND && ALPHA)) {
                         Some(codes) => codes,
                         None => {
                             // SAFETY: the pair's quads as below (the contract).
@@ -1064,7 +1066,8 @@ mod tests {
 
     /// The two-quad AVX2 path writes what two calls of the quad path write, bit for bit,
     /// for the states it serves in both channel orders (linear and sRGB), with colours from
-    /// registers holding one to four channels.
+    /// registers holding one to four channels — white over white among them, for the short
+    /// encode without its top clamp.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn quad_pair_path_equals_quad_path() {
@@ -1100,12 +1103,16 @@ mod tests {
                 assert!(rop.has_pair_path(1));
                 for round in 0..4_000 {
                     let channels = 1 + round % 4;
-                    // Colours slightly outside [0, 1] and the odd NaN, in a warp's registers.
+                    // Colours slightly outside [0, 1], the odd NaN and many exact ones (an
+                    // "over" blend of ones over ones is where its sum can pass 1 by a
+                    // rounding), in a warp's registers.
                     let mut regs = vec![[0u32; WARP_LANES]; channels];
                     for v in regs.iter_mut().flatten() {
                         let r = next();
                         *v = if r % 97 == 0 {
                             f32::NAN.to_bits()
+                        } else if r % 5 == 0 {
+                            1.0f32.to_bits()
                         } else {
                             ((r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1).to_bits()
                         };
@@ -1122,6 +1129,9 @@ mod tests {
                     // Three pairs in one call (quads 1–6 of the warp).
                     let mut texels = [[0u8; 16]; 6];
                     texels.iter_mut().flatten().for_each(|t| *t = next() as u8);
+                    if round % 3 == 0 {
+                        texels = [[255; 16]; 6];
+                    }
                     let coverage = [0; 6].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
                     let (mut pairs, mut quads) = (texels, texels);
                     let at = pairs.as_mut_ptr();

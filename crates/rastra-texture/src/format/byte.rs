@@ -387,7 +387,7 @@ pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch
 pub unsafe fn unorm8_encode_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     // SAFETY: AVX2 and FMA (this function's contract).
-    let (x, z, floor, integer) = unsafe { unorm8_encode_start(x) };
+    let (x, z, floor, integer) = unsafe { unorm8_encode_start(x, true) };
     if _mm256_movemask_ps(integer) != 0 {
         // SAFETY: as above.
         return unsafe { unorm8_encode_exact(x, z, floor) };
@@ -408,11 +408,11 @@ pub unsafe fn unorm8_encode_x4_avx2(
 ) -> [std::arch::x86_64::__m256i; 4] {
     // SAFETY: AVX2 and FMA (this function's contract).
     unsafe {
-        match unorm8_encode_x4_short_avx2(x) {
+        match unorm8_encode_x4_short_avx2(x, true) {
             Some(codes) => codes,
             // The rare case: the first step again, then the correction.
             None => x.map(|x| {
-                let (x, z, floor, _) = unorm8_encode_start(x);
+                let (x, z, floor, _) = unorm8_encode_start(x, true);
                 unorm8_encode_exact(x, z, floor)
             }),
         }
@@ -423,6 +423,11 @@ pub unsafe fn unorm8_encode_x4_avx2(
 /// else `None` — for a caller that would rather redo the colour from its inputs on that
 /// rare path than keep the encode's intermediate values alive through it.
 ///
+/// `clamp_top` false leaves out the clamp to 1 for a caller whose every lane is NaN or
+/// below 1 + 2⁻¹⁰ (an "over" blend of values in [0, 1] exceeds 1 by a few roundings at
+/// most): such a lane's z stays below 255.75, so ⌊z⌋ is 255 and z no integer above 1, the
+/// codes of the clamped values. (A constant at the call site: the clamp goes once inlined.)
+///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
@@ -430,10 +435,11 @@ pub unsafe fn unorm8_encode_x4_avx2(
 #[inline]
 pub unsafe fn unorm8_encode_x4_short_avx2(
     x: [std::arch::x86_64::__m256; 4],
+    clamp_top: bool,
 ) -> Option<[std::arch::x86_64::__m256i; 4]> {
     use std::arch::x86_64::*;
     // SAFETY: AVX2 and FMA (this function's contract).
-    let parts = x.map(|x| unsafe { unorm8_encode_start(x) });
+    let parts = x.map(|x| unsafe { unorm8_encode_start(x, clamp_top) });
     let any = _mm256_or_ps(
         _mm256_or_ps(parts[0].3, parts[1].3),
         _mm256_or_ps(parts[2].3, parts[3].3),
@@ -442,12 +448,14 @@ pub unsafe fn unorm8_encode_x4_short_avx2(
 }
 
 /// The encode's first step: the clamped value, z = x · 255 + ½ (one rounding), ⌊z⌋, and
-/// the lanes where z is an integer.
+/// the lanes where z is an integer. Without `clamp_top`, only the clamp below (see
+/// [`unorm8_encode_x4_short_avx2`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn unorm8_encode_start(
     x: std::arch::x86_64::__m256,
+    clamp_top: bool,
 ) -> (
     std::arch::x86_64::__m256,
     std::arch::x86_64::__m256,
@@ -458,7 +466,8 @@ unsafe fn unorm8_encode_start(
     let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
     let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
     // `max` returns its second operand for NaN: 0.
-    let x = _mm256_min_ps(_mm256_max_ps(x, zero), one);
+    let x = _mm256_max_ps(x, zero);
+    let x = if clamp_top { _mm256_min_ps(x, one) } else { x };
     let z = _mm256_fmadd_ps(x, k, half);
     let floor = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(z);
     (x, z, floor, _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z))
@@ -555,7 +564,8 @@ mod tests {
 
     /// The eight-lane encodes (one register, four) equal the generic rule: NaN,
     /// infinities, signed zeros, values outside [0, 1], every code's rounding boundary ± 64
-    /// ulps, and every 61st float of [0, 1].
+    /// ulps, and every 61st float of [0, 1]; the short form without its top clamp equals the
+    /// clamped one below its bound (the 64 floats above 1, the last below the bound).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn eight_lane_unorm8_encode_equals_the_generic_rule() {
@@ -581,6 +591,10 @@ mod tests {
             xs.extend((bits - 64..=bits + 64).map(|b| f32::from_bits(b as u32)));
         }
         xs.extend((0..=1.0f32.to_bits()).step_by(61).map(f32::from_bits));
+        // Just above 1, up to the bound of the short form without its top clamp.
+        let bound = 1.0 + 1.0 / 1024.0f32;
+        xs.extend((1..=64).map(|k| f32::from_bits(1.0f32.to_bits() + k)));
+        xs.push(f32::from_bits(bound.to_bits() - 1));
         for eight in xs.chunks(8) {
             let mut lanes = [0.0f32; 8];
             lanes[..eight.len()].copy_from_slice(eight);
@@ -599,8 +613,8 @@ mod tests {
                 }
                 // The short form gives the same codes, or declines exactly when some lane
                 // needs the correction.
-                let short = unorm8_encode_x4_short_avx2([centre, v, centre, centre]);
-                let (_, z, floor, _) = unorm8_encode_start(v);
+                let short = unorm8_encode_x4_short_avx2([centre, v, centre, centre], true);
+                let (_, z, floor, _) = unorm8_encode_start(v, true);
                 let integer = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z)) != 0;
                 assert_eq!(short.is_none(), integer, "{eight:?}");
                 if let Some(short) = short {
@@ -610,6 +624,22 @@ mod tests {
                         assert_eq!(&s, f, "{eight:?}");
                     }
                 }
+                // Without the top clamp, for lanes NaN or below the bound (the others
+                // replaced by 1): what the clamped short form gives.
+                let under = lanes.map(|x| if x.is_nan() || x < bound { x } else { 1.0 });
+                let u = _mm256_loadu_ps(under.as_ptr());
+                let clamped = unorm8_encode_x4_short_avx2([centre, u, centre, centre], true);
+                let open = unorm8_encode_x4_short_avx2([centre, u, centre, centre], false);
+                let bits = |c: Option<[__m256i; 4]>| {
+                    c.map(|c| {
+                        c.map(|v| {
+                            let mut s = [0i32; 8];
+                            _mm256_storeu_si256(s.as_mut_ptr().cast(), v);
+                            s
+                        })
+                    })
+                };
+                assert_eq!(bits(open), bits(clamped), "{under:?}");
             }
             for (l, x) in lanes.iter().enumerate() {
                 let want = unorm(*x, 255.0) as i32;
