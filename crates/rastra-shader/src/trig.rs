@@ -10,7 +10,10 @@
 //! which one, and its sign. Only IEEE additions and multiplications are used (rounding to
 //! an integer included), no fused multiply-add, so every CPU and both compiled versions of
 //! the warp loop (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`]
-//! vectorise (eight lanes per instruction with AVX2; compiled shaders call them too).
+//! vectorise (compiled shaders call them too). With AVX2 they are written out eight lanes a
+//! step, and a step whose lanes all take the same polynomial (the quadrants all even, or all
+//! odd: the usual case, arguments varying slowly from pixel to pixel) evaluates only that
+//! one — the portable loop evaluates both and selects (tested equal, bit for bit).
 //! Arguments outside the range, infinities and NaN go to the C library, lane by lane.
 //!
 //! Accuracy (tested against f64 over [−RANGE, RANGE]): absolute error below 2⁻²², within
@@ -91,12 +94,15 @@ pub(crate) fn cos(x: f32) -> f32 {
 /// the polynomial on all lanes at once, then the library for the lanes out of range.
 #[inline(always)]
 fn lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32) {
-    let mut outside = false;
-    for l in 0..WARP_LANES {
-        let x = f32::from_bits(a[l]);
-        out[l] = reduced(x, phase).to_bits();
-        outside |= !in_range(x);
-    }
+    #[cfg(target_arch = "x86_64")]
+    let outside = if rastra_texture::cpu::wide() {
+        // SAFETY: `wide()` is true only when the CPU has AVX2.
+        unsafe { reduced_lanes_avx2(a, out, phase) }
+    } else {
+        reduced_lanes(a, out, phase)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let outside = reduced_lanes(a, out, phase);
     if outside {
         for l in 0..WARP_LANES {
             let x = f32::from_bits(a[l]);
@@ -105,6 +111,85 @@ fn lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32) {
             }
         }
     }
+}
+
+/// [`reduced`] of every lane; whether some lane is out of range.
+#[inline(always)]
+fn reduced_lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32) -> bool {
+    let mut outside = false;
+    for l in 0..WARP_LANES {
+        let x = f32::from_bits(a[l]);
+        out[l] = reduced(x, phase).to_bits();
+        outside |= !in_range(x);
+    }
+    outside
+}
+
+/// [`reduced_lanes`] written out for AVX2, eight lanes a step: the same IEEE operations in
+/// the same order (so the same bits), but where the eight lanes' quadrants agree on odd or
+/// even — most steps, arguments moving slowly across a pixel row — only the polynomial those
+/// quadrants take is evaluated, and the constants are operands, not values rebuilt each
+/// step.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn reduced_lanes_avx2(
+    a: &[u32; WARP_LANES],
+    out: &mut [u32; WARP_LANES],
+    phase: u32,
+) -> bool {
+    use std::arch::x86_64::*;
+    let c = _mm256_set1_ps;
+    let (abs, sign) = (
+        _mm256_set1_epi32(0x7fff_ffff),
+        _mm256_set1_epi32(0x8000_0000u32 as i32),
+    );
+    let mut outside = _mm256_setzero_ps();
+    for (x, o) in a.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+        // SAFETY: eight lanes are 32 readable bytes.
+        let bits = unsafe { _mm256_loadu_si256(x.as_ptr().cast()) };
+        let ax = _mm256_castsi256_ps(_mm256_and_si256(bits, abs));
+        let t = _mm256_add_ps(
+            _mm256_mul_ps(ax, c(std::f32::consts::FRAC_2_PI)),
+            c(ROUNDER),
+        );
+        let j = _mm256_sub_ps(t, c(ROUNDER));
+        let r = _mm256_sub_ps(ax, _mm256_mul_ps(j, c(P1)));
+        let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P2)));
+        let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P3)));
+        let z = _mm256_mul_ps(r, r);
+        let sin = || {
+            let p = _mm256_add_ps(c(S2), _mm256_mul_ps(z, c(S3)));
+            let p = _mm256_add_ps(c(S1), _mm256_mul_ps(z, p));
+            _mm256_add_ps(r, _mm256_mul_ps(_mm256_mul_ps(r, z), p))
+        };
+        let cos = || {
+            let p = _mm256_add_ps(c(C2), _mm256_mul_ps(z, c(C3)));
+            let p = _mm256_add_ps(c(C1), _mm256_mul_ps(z, p));
+            let head = _mm256_sub_ps(c(1.0), _mm256_mul_ps(c(0.5), z));
+            _mm256_add_ps(head, _mm256_mul_ps(_mm256_mul_ps(z, z), p))
+        };
+        let quadrant = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(phase as i32));
+        // Bit 0 of each quadrant in the sign bit: the lanes taking the cosine.
+        let odd = _mm256_castsi256_ps(_mm256_slli_epi32::<31>(quadrant));
+        let v = match _mm256_movemask_ps(odd) {
+            0 => sin(),
+            0xff => cos(),
+            _ => _mm256_blendv_ps(sin(), cos(), odd),
+        };
+        let mut flip = _mm256_slli_epi32::<30>(_mm256_and_si256(quadrant, _mm256_set1_epi32(2)));
+        if phase == 0 {
+            flip = _mm256_xor_si256(flip, _mm256_and_si256(bits, sign));
+        }
+        let v = _mm256_xor_si256(_mm256_castps_si256(v), flip);
+        // SAFETY: eight lanes are 32 writable bytes.
+        unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), v) };
+        // Out of range: not |x| ≤ RANGE (NaN included).
+        outside = _mm256_or_ps(outside, _mm256_cmp_ps::<_CMP_NLE_UQ>(ax, c(RANGE)));
+    }
+    _mm256_movemask_ps(outside) != 0
 }
 
 /// [`sin`] of every lane.
@@ -186,6 +271,58 @@ mod tests {
         ] {
             assert_eq!(sin(x).to_bits(), x.sin().to_bits());
             assert_eq!(cos(x).to_bits(), x.cos().to_bits());
+        }
+    }
+
+    /// The AVX2 lanes give [`reduced`]'s bits and the same out-of-range verdict, on steps of
+    /// eight whose quadrants agree (even, odd) and disagree, signed zeros, values near the
+    /// range's end and outside it, NaN and infinities.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_lanes_equal_the_portable_lanes() {
+        if !rastra_texture::cpu::wide() {
+            return;
+        }
+        let mut s = 0x9e37_79b9u32;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let specials = [
+            0.0,
+            -0.0,
+            RANGE,
+            -RANGE,
+            f32::from_bits(RANGE.to_bits() + 1),
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e-40,
+        ];
+        for round in 0..20_000u32 {
+            let base = (next() >> 8) as f32 / (1u32 << 24) as f32 * 2.0 * RANGE - RANGE;
+            // Slowly moving arguments (quadrants agree in most steps), or scattered ones.
+            let spread = [1e-3, 0.05, 3.0, 2000.0][round as usize % 4];
+            let mut xs: [f32; WARP_LANES] = std::array::from_fn(|l| {
+                base + spread * ((next() >> 8) as f32 / (1u32 << 24) as f32) * l as f32
+            });
+            if round % 7 == 0 {
+                xs[next() as usize % WARP_LANES] = specials[next() as usize % specials.len()];
+            }
+            let a = xs.map(f32::to_bits);
+            for phase in [0, 1] {
+                let (mut wide, mut portable) = ([0; WARP_LANES], [0; WARP_LANES]);
+                // SAFETY: `wide()` said the CPU has AVX2.
+                let outside = unsafe { reduced_lanes_avx2(&a, &mut wide, phase) };
+                assert_eq!(outside, reduced_lanes(&a, &mut portable, phase), "{xs:?}");
+                for l in 0..WARP_LANES {
+                    if in_range(xs[l]) {
+                        assert_eq!(wide[l], portable[l], "x = {:e}, phase {phase}", xs[l]);
+                    }
+                }
+            }
         }
     }
 
