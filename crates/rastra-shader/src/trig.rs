@@ -128,8 +128,7 @@ fn reduced_lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32)
 /// [`reduced_lanes`] written out for AVX2, eight lanes a step: the same IEEE operations in
 /// the same order (so the same bits), but where the eight lanes' quadrants agree on odd or
 /// even — most steps, arguments moving slowly across a pixel row — only the polynomial those
-/// quadrants take is evaluated, and the constants are operands, not values rebuilt each
-/// step.
+/// quadrants take is evaluated.
 ///
 /// # Safety
 /// The CPU must support AVX2.

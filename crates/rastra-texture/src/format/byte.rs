@@ -425,8 +425,9 @@ pub unsafe fn unorm8_encode_x4_avx2(
 ///
 /// `clamp_top` false leaves out the clamp to 1 for a caller whose every lane is NaN or
 /// below 1 + 2⁻¹⁰ (an "over" blend of values in [0, 1] exceeds 1 by a few roundings at
-/// most): such a lane's z stays below 255.75, so ⌊z⌋ is 255 and z no integer above 1, the
-/// codes of the clamped values. (A constant at the call site: the clamp goes once inlined.)
+/// most): a lane above 1 then has z in (255.5, 255.75], so ⌊z⌋ is 255 and z no integer —
+/// the code of the clamped value. (A constant at the call site: the clamp goes once
+/// inlined.)
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
