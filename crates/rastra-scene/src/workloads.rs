@@ -299,13 +299,16 @@ fn brick_texture() -> TextureData {
         .expect("a tightly packed RGBA8 square has a mip chain")
 }
 
+/// The compute workload's name ([`fma_then_reduce`]'s recipe carries it).
+pub const FMA_THEN_REDUCE: &str = "compute_fma_reduce";
+
 /// The compute workload: `invocations` invocations of 64 dependent FMAs each, then a
 /// 256-wide workgroup tree reduction of the results through workgroup memory.
 pub fn fma_then_reduce(invocations: u32) -> crate::compute::ComputeRecipe {
     use crate::compute::{ComputeRecipe, ComputeStep};
     let groups = invocations.div_ceil(256);
     ComputeRecipe {
-        name: "compute_fma_reduce".into(),
+        name: FMA_THEN_REDUCE.into(),
         shader: r#"
 @group(0) @binding(0) var<storage, read_write> values: array<f32>;
 @group(0) @binding(1) var<storage, read_write> sums: array<f32>;
