@@ -836,6 +836,30 @@ unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, co
     })
 }
 
+/// [`pair_store`]'s shuffle, for RGBA (row 0) and BGRA (row 1): in each quad's 16 bytes,
+/// pixel `i`'s byte for channel `c` ([`Unorm8Order::bytes`]) takes byte `4c + i` of the
+/// narrowed codes (channel-major).
+#[cfg(target_arch = "x86_64")]
+static PAIR_PACK_ORDER: [[i8; 32]; 2] = {
+    const fn order(order: Unorm8Order) -> [i8; 32] {
+        let byte = order.bytes();
+        let mut table = [0i8; 32];
+        let mut i = 0;
+        while i < 4 {
+            let mut c = 0;
+            while c < 4 {
+                let at = 4 * i + byte[c] as usize;
+                table[at] = (4 * c + i) as i8;
+                table[16 + at] = (4 * c + i) as i8;
+                c += 1;
+            }
+            i += 1;
+        }
+        table
+    }
+    [order(Unorm8Order::Rgba), order(Unorm8Order::Bgra)]
+};
+
 /// A pair's codes packed into its texels' channel bytes and written where `cov` (each quad's
 /// coverage word) has a pixel's bit 0 set; the other texels keep their bytes `old`.
 ///
@@ -851,12 +875,14 @@ unsafe fn pair_store<const BGRA: bool>(
     [t0, t1]: [*mut [u8; 16]; 2],
 ) {
     use std::arch::x86_64::*;
-    let byte = pair_bytes::<BGRA>();
-    let mut packed = _mm256_setzero_si256();
-    for (c, codes) in codes.into_iter().enumerate() {
-        let shift = _mm_cvtsi32_si128(8 * byte[c]);
-        packed = _mm256_or_si256(packed, _mm256_sll_epi32(codes, shift));
-    }
+    // The codes (each below 256) narrowed to bytes — per quad, channel by channel, four
+    // pixels each — then moved to their pixels' channel bytes by one shuffle.
+    let lo = _mm256_packus_epi32(codes[0], codes[1]);
+    let hi = _mm256_packus_epi32(codes[2], codes[3]);
+    let bytes = _mm256_packus_epi16(lo, hi);
+    // SAFETY: the table rows are 32 readable bytes.
+    let order = unsafe { _mm256_loadu_si256(PAIR_PACK_ORDER[BGRA as usize].as_ptr().cast()) };
+    let packed = _mm256_shuffle_epi8(bytes, order);
     let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
     let words = _mm256_set_epi32(
         cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
