@@ -573,7 +573,8 @@ impl Rop {
             [[0; WARP_LANES], [1.0f32.to_bits(); WARP_LANES]];
         let channels: [&[u32; WARP_LANES]; 4] =
             std::array::from_fn(|c| regs.get(c).unwrap_or(&UNWRITTEN[(c == 3) as usize]));
-        let mut sum = (0, 0);
+        // Samples written (every one of them blended when `BLEND`).
+        let mut written = 0;
         for (k, [t0, t1]) in texels.into_iter().enumerate() {
             let first = first + 8 * k;
             // SAFETY: each quad's texels are 16 readable bytes (the contract).
@@ -587,9 +588,7 @@ impl Rop {
             let out = unsafe { pair_colour::<SRGB, BLEND, ALPHA, BGRA>(&channels, first, old) };
             // Pixel i of quad j is written when bit 0 of its coverage byte is set.
             let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
-            let written = (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
-            let blended = if BLEND { written } else { 0 };
-            sum = (sum.0 + written, sum.1 + blended);
+            written += (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
             // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
             // colour channels through the bucketed encode. The rare pair some lane of which
             // needs the exact rounding's correction is redone from its inputs (still in
@@ -626,7 +625,7 @@ impl Rop {
             // SAFETY: each quad's texels are 16 writable bytes (the contract); AVX2.
             unsafe { pair_store::<BGRA>(codes, old, cov, [t0, t1]) };
         }
-        sum
+        (written, if BLEND { written } else { 0 })
     }
 
     /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
