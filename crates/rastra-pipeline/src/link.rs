@@ -93,6 +93,10 @@ pub struct RenderPipeline {
     pub frag_depth_reg: Option<u32>,
     /// How depth testing interleaves with shading for this pipeline (T7).
     pub depth_mode: DepthMode,
+    /// Whether the fragment shader writes none of its varyings' registers: a pixel warp's
+    /// inputs then hold, after shading, the values they were given (`pixel` keeps a
+    /// constant triangle's inputs for the next warp of the same values).
+    pub varyings_kept: bool,
 }
 
 /// Where the depth test and the depth write happen relative to pixel shading (T7 "Early
@@ -294,6 +298,7 @@ impl RenderPipeline {
             color_outputs: Vec::new(),
             frag_depth_reg: None,
             depth_mode: DepthMode::Off,
+            varyings_kept: false,
             desc: desc.clone(),
         };
 
@@ -374,6 +379,11 @@ impl RenderPipeline {
                     }
                 }
             }
+            let written = fs.registers_written();
+            pipeline.varyings_kept = pipeline.varyings.iter().all(|v| {
+                (v.fs_reg..v.fs_reg + v.components)
+                    .all(|r| !written.get(r as usize).copied().unwrap_or(false))
+            });
             for output in &fs.outputs {
                 match output.binding {
                     IoBinding::Location(loc) => {

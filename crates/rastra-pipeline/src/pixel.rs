@@ -108,6 +108,11 @@ pub struct PixelPipe<'a, 'fb> {
     /// Whether an input is interpolated linearly (`@interpolate(linear)`): only then are the
     /// screen-space weights computed.
     linear_weights: bool,
+    /// The attribute words of the constant triangle whose values the warp's input
+    /// registers hold in every lane ([`shade_rows_for_cpu`] gave them, the shader keeps
+    /// them: `RenderPipeline::varyings_kept`), or `None`: the next warp of a constant
+    /// triangle with the same words needs no inputs written.
+    kept_inputs: Option<Vec<u32>>,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
@@ -159,6 +164,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .varyings
                 .iter()
                 .any(|v| v.interpolation == Interpolation::Linear),
+            kept_inputs: None,
         }
     }
 
@@ -414,6 +420,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
     let p = pipe.pipeline;
     let words = p.varying_words as usize;
     let lanes = pipe.pending.len() * 4;
+    // This warp's inputs are written below: the registers no longer hold a block's.
+    if let Some(kept) = &mut pipe.kept_inputs {
+        kept.clear();
+    }
     // Per lane: the point it is shaded at (its pixel centre and, when a varying asks
     // for it, its centroid sample); per quad: its triangle's planes. The weights and
     // interpolated values are then computed for all lanes at once.
@@ -793,20 +803,35 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
     if let Some(reg) = p.sample_mask_in_reg {
         warp.regs_mut(reg, 1)[0] = [full as u32; WARP_LANES];
     }
-    for v in &p.varyings {
-        let base = v.word as usize;
-        let regs = warp.regs_mut(v.fs_reg, v.components);
-        if tri.constant_attrs {
-            // Its vertices' value (`interpolate::constant_word`), component by component.
-            let words = &v0[base..base + regs.len()];
-            for (reg, &word) in regs.iter_mut().zip(words) {
-                *reg = [word; WARP_LANES];
+    // A constant triangle's inputs are its vertices' values (`interpolate::constant_word`),
+    // component by component, in every lane — already there when the last warp's were the
+    // same words and the shader kept them.
+    let kept = match &pipe.kept_inputs {
+        Some(kept) => tri.constant_attrs && kept[..] == v0[..],
+        None => false,
+    };
+    if !kept {
+        for v in &p.varyings {
+            let base = v.word as usize;
+            let regs = warp.regs_mut(v.fs_reg, v.components);
+            if tri.constant_attrs {
+                let words = &v0[base..base + regs.len()];
+                for (reg, &word) in regs.iter_mut().zip(words) {
+                    *reg = [word; WARP_LANES];
+                }
+                continue;
             }
-            continue;
+            for (c, reg) in regs.iter_mut().enumerate() {
+                let values = [v0[base + c], v1[base + c], v2[base + c]];
+                interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
+            }
         }
-        for (c, reg) in regs.iter_mut().enumerate() {
-            let values = [v0[base + c], v1[base + c], v2[base + c]];
-            interpolate_lanes(v.interpolation, weights, WARP_LANES, values, reg);
+        if p.varyings_kept {
+            let kept = pipe.kept_inputs.get_or_insert_with(Vec::new);
+            kept.clear();
+            if tri.constant_attrs {
+                kept.extend_from_slice(v0);
+            }
         }
     }
     let info = shade(

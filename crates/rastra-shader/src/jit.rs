@@ -205,6 +205,12 @@ pub(crate) fn registers_read(code: &Code, count: u32) -> Vec<bool> {
     (0..count).map(|r| uses.is_read(r)).collect()
 }
 
+/// Per register of `0..count`: whether some instruction of `code` writes it.
+pub(crate) fn registers_written(code: &Code, count: u32) -> Vec<bool> {
+    let uses = liveness::RegUses::new(code, &[]);
+    (0..count).map(|r| uses.is_written(r)).collect()
+}
+
 /// Compiles `code`, whose results the pipeline reads from the registers `outputs`, or gives
 /// `None` when it must be interpreted: the compiler is turned off or the host has no
 /// Cranelift back end.

@@ -77,6 +77,13 @@ impl Program {
         crate::jit::registers_read(&self.simt, self.num_regs)
     }
 
+    /// Per register (`0..num_regs`): whether some instruction of the program writes it. A
+    /// register none writes — an input the program only reads — holds after a warp ran
+    /// what it held before, in every lane.
+    pub fn registers_written(&self) -> Vec<bool> {
+        crate::jit::registers_written(&self.simt, self.num_regs)
+    }
+
     /// This program without its native code: every warp runs it on the interpreter (for
     /// differential tests and measurements; `RASTRA_JIT=0` does it for every program).
     pub fn interpreted(&self) -> Program {

@@ -186,3 +186,37 @@ fn derivative_use_found_through_calls() {
             .uses_derivatives
     );
 }
+
+/// The registers a program reads and writes: a fragment shader's inputs are read and never
+/// written (the pipeline keeps a warp's constant inputs between warps on that), its outputs
+/// written; an input it never reads is neither.
+#[test]
+fn registers_read_and_written() {
+    let src = "@fragment
+        fn main(@location(0) a: vec4<f32>, @location(1) unused: f32) -> @location(0) vec4<f32> {
+            var c = a;
+            c.x = sin(c.x) * 2.0;
+            return c * a.w;
+        }";
+    let p = lower(src, "main", Stage::Fragment).unwrap();
+    let (read, written) = (p.registers_read(), p.registers_written());
+    assert_eq!(
+        (read.len(), written.len()),
+        (p.num_regs as usize, p.num_regs as usize)
+    );
+    let [a, unused] = [0, 1].map(|l| {
+        p.inputs
+            .iter()
+            .find(|i| i.binding == IoBinding::Location(l))
+            .unwrap()
+            .first_reg as usize
+    });
+    for r in a..a + 4 {
+        assert!(read[r] && !written[r], "input register {r}");
+    }
+    assert!(!read[unused] && !written[unused]);
+    let out = p.outputs[0].first_reg as usize;
+    for r in out..out + 4 {
+        assert!(written[r], "output register {r}");
+    }
+}

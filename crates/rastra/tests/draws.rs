@@ -1275,7 +1275,7 @@ fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32
         .create_buffer_init(None, &bytes(&v), BufferUsages::VERTEX)
         .unwrap();
     let (w, h) = (72, 40);
-    let render = |p: &RenderPipeline| {
+    let render_with = |p: &RenderPipeline, vb: &Buffer, vertices: u32| {
         let color = target(&device, w, h, TextureFormat::Rgba8Unorm, 1);
         let depth = target(&device, w, h, TextureFormat::Depth32Float, 1);
         let (cv, dv) = (color.create_view(), depth.create_view());
@@ -1294,8 +1294,8 @@ fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32
                 ..Default::default()
             });
             pass.set_pipeline(p);
-            pass.set_vertex_buffer(0, &vb, 0, None);
-            pass.draw(0..9, 0..1);
+            pass.set_vertex_buffer(0, vb, 0, None);
+            pass.draw(0..vertices, 0..1);
         }
         queue.submit([encoder.finish().unwrap()]).unwrap();
         let c = queue.take_stats().total();
@@ -1314,10 +1314,35 @@ fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32
         ];
         (queue.read_texture(&color).unwrap(), shading)
     };
+    let render = |p: &RenderPipeline| render_with(p, &vb, 9);
     let (by_rows, rows_stats) = render(&rows);
     let (by_quads, quads_stats) = render(&quads);
     assert!(rows_stats[1] > 0, "whole blocks: {rows_stats:?}");
     assert!(rows_stats[6] > 0, "discards: {rows_stats:?}");
     assert_eq!(rows_stats, quads_stats);
     assert!(by_rows == by_quads, "the images differ");
+
+    // Constant triangles — one colour per triangle: a whole block's warp finds its inputs
+    // in the registers when the last warp was a whole block of the same colour. Triangles
+    // over the whole target in colours a, b, a; a small one in b, whose partly covered
+    // blocks' quads are shaded together with the next triangle's quads in those blocks;
+    // and a again over the whole target. Only the images must agree: the short path shades
+    // whole blocks ahead of pending quads, so the warps are packed differently.
+    let (a, b) = ([0.6, 0.3, 0.2, 0.4], [0.2, 0.8, 0.5, 0.3f32]);
+    let big = [[-2.0, -2.0], [5.0, -2.0], [-2.0, 5.0f32]];
+    let small = [[-0.3, -0.3], [0.35, -0.2], [0.1, 0.4f32]];
+    let mut layers = Vec::new();
+    for (corners, c) in [(big, a), (big, b), (big, a), (small, b), (big, a)] {
+        for [x, y] in corners {
+            layers.extend_from_slice(&[x, y, 0.3, 1.0]);
+            layers.extend_from_slice(&c);
+        }
+    }
+    let vb = device
+        .create_buffer_init(None, &bytes(&layers), BufferUsages::VERTEX)
+        .unwrap();
+    let (by_rows, rows_stats) = render_with(&rows, &vb, 15);
+    let (by_quads, _) = render_with(&quads, &vb, 15);
+    assert!(rows_stats[1] > 0, "whole blocks: {rows_stats:?}");
+    assert!(by_rows == by_quads, "the layers' images differ");
 }

@@ -125,6 +125,11 @@ impl RegUses {
         self.reads.get(r as usize).is_some_and(|x| x.is_some())
     }
 
+    /// Whether any instruction writes register `r`.
+    pub fn is_written(&self, r: u32) -> bool {
+        self.writes.get(r as usize).is_some_and(|w| !w.is_empty())
+    }
+
     fn grow(&mut self, r: usize) {
         if r >= self.reads.len() {
             self.reads.resize(r + 1, None);
