@@ -869,3 +869,28 @@ fn derivative(v: &[u32; WARP_LANES], axis: DerivAxis, fine: bool) -> [u32; WARP_
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lane functions compiled code calls take their operand register wherever it lies
+    /// — before the destination, after it, or the destination itself — and write every lane.
+    #[test]
+    fn unary_callbacks_read_the_operand_wherever_it_lies() {
+        let x: [u32; WARP_LANES] = std::array::from_fn(|l| (l as f32 * 0.37 - 9.0).to_bits());
+        for (a, dst) in [(1, 3), (3, 1), (2, 2)] {
+            let mut regs = vec![[0u32; WARP_LANES]; 4];
+            regs[a] = x;
+            sin_wide(&mut regs, a, dst);
+            let want = x.map(|v| crate::trig::sin(f32::from_bits(v)).to_bits());
+            assert_eq!(regs[dst], want, "sin: {a} into {dst}");
+            if a != dst {
+                assert_eq!(regs[a], x, "operand {a} kept");
+            }
+            regs[a] = x;
+            unary_wide(UnOp::FAbs, &mut regs, a, dst);
+            assert_eq!(regs[dst], x.map(|v| v & 0x7fff_ffff), "abs: {a} into {dst}");
+        }
+    }
+}
