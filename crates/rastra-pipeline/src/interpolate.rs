@@ -352,7 +352,7 @@ pub fn constant_word(v: [u32; 3]) -> Option<u32> {
     (v[0] == v[1] && v[0] == v[2] && f32::from_bits(v[0]).is_finite()).then_some(v[0])
 }
 
-/// [`interpolate_quad`] on the first `lanes` lanes at once, for a warp whose quads share
+/// [`interpolate_quads`] on the first `lanes` lanes at once, for a warp whose quads share
 /// one triangle (whose vertices hold `v`): the same operations per lane.
 #[inline(always)]
 pub fn interpolate_lanes(
@@ -382,34 +382,46 @@ pub fn interpolate_lanes(
     }
 }
 
-/// Interpolates one attribute word on the four lanes of quad `q`, whose triangle's three
-/// vertices hold `v` (raw bits). Called per quad with the values read straight from the
-/// triangle (gathering them into a warp-wide array first costs a store-forwarding stall per
-/// quad), it writes one 16-byte group of `out`. (A triangle whose attributes are all
-/// constant, [`constant_word`], is not interpolated: its inputs are its vertices' values.)
+/// Interpolates one attribute word on the lanes of quads `quads` (quad `q` is lanes
+/// `4q .. 4q + 4`), whose triangle's three vertices hold `v` (raw bits): a run of a warp's
+/// quads from one triangle, its values read once for the run. The same operations per lane
+/// as [`interpolate_lanes`]. (A triangle whose attributes are all constant,
+/// [`constant_word`], is not interpolated: its inputs are its vertices' values.)
 #[inline(always)]
-pub fn interpolate_quad(
+pub fn interpolate_quads(
     mode: Interpolation,
     w: &WarpWeights,
-    q: usize,
+    quads: std::ops::Range<usize>,
     v: [u32; 3],
     out: &mut [u32; WARP_LANES],
 ) {
-    let out: &mut [u32; 4] = (&mut out[q * 4..q * 4 + 4])
-        .try_into()
-        .expect("a quad is four lanes");
+    let lanes = quads.start * 4..quads.end * 4;
     let w = match mode {
         Interpolation::Flat => {
-            *out = [v[0]; 4];
+            out[lanes].fill(v[0]);
             return;
         }
         Interpolation::Perspective => &w.perspective,
         Interpolation::Linear => &w.linear,
     };
     let f = v.map(f32::from_bits);
-    for (i, o) in out.iter_mut().enumerate() {
-        let l = q * 4 + i;
-        *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+    // Eight lanes (two quads) at a time, then a last quad: blocks of known length, so
+    // straight vector code (a loop over the run's lanes one by one was not vectorised).
+    #[inline(always)]
+    fn block<const N: usize>(w: &[[f32; WARP_LANES]; 3], f: [f32; 3], at: usize, out: &mut [u32]) {
+        let out: &mut [u32; N] = (&mut out[at..at + N]).try_into().expect("N lanes");
+        for (i, o) in out.iter_mut().enumerate() {
+            let l = at + i;
+            *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+        }
+    }
+    let mut at = lanes.start;
+    while at + 8 <= lanes.end {
+        block::<8>(w, f, at, out);
+        at += 8;
+    }
+    if at < lanes.end {
+        block::<4>(w, f, at, out);
     }
 }
 

@@ -21,7 +21,7 @@ use rastra_texture::{CacheConfig, TextureUnit, tiled_element};
 use crate::depth::DepthUnit;
 use crate::interpolate::{
     ROWS_PER_WARP, WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes,
-    interpolate_quad,
+    interpolate_quads,
 };
 use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
@@ -538,6 +538,29 @@ fn flush_for_cpu<'a, 'fb, 's>(
             }
         }
     } else {
+        // Runs of consecutive quads of one triangle (a small triangle's quads arrive
+        // together): its vertex values are read once per run and word, not per quad.
+        let mut runs = [(0u8, 0u8); QUADS_PER_WARP];
+        let mut run_count = 0;
+        if !shared {
+            let pending = &pipe.pending;
+            let mut start = 0;
+            while start < pending.len() {
+                let first = &pending[start];
+                let end = start
+                    + 1
+                    + pending[start + 1..]
+                        .iter()
+                        .take_while(|p| {
+                            std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs)
+                        })
+                        .count();
+                runs[run_count] = (start as u8, end as u8);
+                run_count += 1;
+                start = end;
+            }
+        }
+        let runs = &runs[..run_count];
         for v in &p.varyings {
             let weights = match &centroid_weights {
                 Some(w) if v.sampling == Sampling::Centroid => w,
@@ -553,16 +576,15 @@ fn flush_for_cpu<'a, 'fb, 's>(
                     interpolate_lanes(v.interpolation, weights, lanes, values, reg);
                     continue;
                 }
-                for (q, pend) in pipe.pending.iter().enumerate() {
+                for &(start, end) in runs {
+                    let pend = &pipe.pending[start as usize];
                     let a = pend.attrs;
+                    let quads = start as usize..end as usize;
                     if pend.tri.constant_attrs {
-                        let quad: &mut [u32; 4] = (&mut reg[q * 4..q * 4 + 4])
-                            .try_into()
-                            .expect("a quad is four lanes");
-                        *quad = [a[word]; 4];
+                        reg[quads.start * 4..quads.end * 4].fill(a[word]);
                     } else {
                         let values = [a[word], a[words + word], a[2 * words + word]];
-                        interpolate_quad(v.interpolation, weights, q, values, reg);
+                        interpolate_quads(v.interpolation, weights, quads, values, reg);
                     }
                 }
             }
