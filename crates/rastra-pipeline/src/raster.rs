@@ -185,6 +185,24 @@ pub fn rasterize(
                         coverage: [0; 4],
                     }; BLOCK_QUADS];
                     let mut n = 0;
+                    if pattern.count == 1 && viewport.is_none() {
+                        // One sample per pixel and no viewport test: the loop below with
+                        // its per-sample and per-pixel steps gone. A quad is occupied when
+                        // one of its pixels' bits is set in the one mask, so its coverage
+                        // word is never zero. (`n` stays below BLOCK_QUADS — one quad per
+                        // bit of QUAD_CORNERS — so the modulo only spares a bounds test.)
+                        let m = masks[0];
+                        while occupied != 0 {
+                            let bit = occupied.trailing_zeros();
+                            occupied &= occupied - 1;
+                            quads[n % BLOCK_QUADS] = Quad {
+                                x: bx + bit % BLOCK_SIZE,
+                                y: by + bit / BLOCK_SIZE,
+                                coverage: quad_bits_to_bytes(m >> bit).to_le_bytes(),
+                            };
+                            n += 1;
+                        }
+                    }
                     while occupied != 0 {
                         let bit = occupied.trailing_zeros();
                         occupied &= occupied - 1;
