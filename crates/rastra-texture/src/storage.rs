@@ -701,10 +701,33 @@ impl Texture {
         mut f: impl FnMut(usize, usize),
     ) {
         let (part_offset, elem) = r.part;
+        // A single-sampled 2D or 3D texture's elements are found row by row: per row its
+        // tile row and the rows' Morton bits, per element its tile and column bits — what
+        // `element_offset` computes, without its checks and general cases for each element
+        // (readbacks of a 1080p target took about 50 instructions a texel).
+        let tiled = (self.desc.sample_count <= 1 && self.desc.dimension != TextureDimension::D1)
+            .then(|| &self.layout.mips[r.mip as usize]);
+        let eb = self.layout.elem_bytes;
         for image in 0..r.images {
             let slice = self.slice_of(r.z + image, 0);
             for row in 0..r.rows {
                 let linear_row = (layout.offset + bpr * (rpi * image as u64 + row as u64)) as usize;
+                if let Some(m) = tiled {
+                    let ey = r.ey + row;
+                    let base = m.offset + slice as u64 * m.slice_bytes;
+                    let tile_row = (ey / TILE) as u64 * m.tiles_x as u64;
+                    let row_bits = morton8(0, ey % TILE) as u64;
+                    for b in 0..r.blocks {
+                        let ex = r.ex + b;
+                        let tile = tile_row + (ex / TILE) as u64;
+                        let pixel =
+                            tile * (TILE * TILE) as u64 + (morton8(ex % TILE, 0) as u64 | row_bits);
+                        let tiled = base + pixel * eb;
+                        debug_assert_eq!(Some(tiled), self.element_offset(r.mip, slice, ex, ey));
+                        f(linear_row + b as usize * elem, tiled as usize + part_offset);
+                    }
+                    continue;
+                }
                 for b in 0..r.blocks {
                     // In range: `region` validated the copy against the texture.
                     let tiled = self

@@ -115,8 +115,9 @@ fn layout_is_tiled_morton() {
     assert_eq!(t.memory_size(), 9 * 256);
 }
 
-/// Upload random texels to every mip and layer, download them: identical, for odd sizes,
-/// several formats (incl. 16-byte texels and BC blocks), 2D arrays, 3D and 1D.
+/// Upload random texels to every mip and layer: each lies where `Texture::element` finds
+/// it; download them: identical — for odd sizes, several formats (incl. 16-byte texels and
+/// BC blocks), 2D arrays, 3D and 1D.
 #[test]
 fn tiled_round_trip_odd_sizes_and_mips() {
     let cases = [
@@ -142,6 +143,21 @@ fn tiled_round_trip_odd_sizes_and_mips() {
                 ..TextureCopy::default()
             };
             t.write_packed(at, &data, size).unwrap();
+            // Every element where the layout's own addressing says it lies.
+            let ((bw, bh), eb) = (d.format.block_dims(), d.format.block_size());
+            let (cols, rows) = (size[0].div_ceil(bw), size[1].div_ceil(bh));
+            for z in 0..size[2] {
+                for ey in 0..rows {
+                    for ex in 0..cols {
+                        let k = ((z * rows + ey) * cols + ex) as usize * eb;
+                        assert_eq!(
+                            t.element(level, z, ex, ey),
+                            Some(&data[k..k + eb]),
+                            "{d:?} mip {level} element ({ex}, {ey}, {z})"
+                        );
+                    }
+                }
+            }
             expect.push((at, size, data));
         }
         for (at, size, data) in expect {
