@@ -327,7 +327,8 @@ impl Layout {
     }
 }
 
-/// Copies one element between linear data and texture memory: the common sizes as
+/// Copies one element, or two adjacent ones, between linear data and texture memory: the
+/// common sizes as
 /// fixed-size copies (a texel is a few bytes, and a copy of unknown length is a library
 /// call).
 #[inline(always)]
@@ -342,6 +343,7 @@ fn copy_element(dst: &mut [u8], src: &[u8]) {
         }
     }
     match src.len() {
+        2 => fixed::<2>(dst, src),
         4 => fixed::<4>(dst, src),
         8 => fixed::<8>(dst, src),
         16 => fixed::<16>(dst, src),
@@ -689,16 +691,18 @@ impl Texture {
         })
     }
 
-    /// Calls `f(linear, tiled)` with the byte offsets of every element (texel or block) of a
-    /// validated region, row by row: in the linear data laid out by `layout` (`bpr` bytes
-    /// per row, `rpi` rows per image), and in the tiled storage. The one walk uploads and
-    /// downloads share.
+    /// Calls `f(linear, tiled, n)` for every element (texel or block) of a validated region,
+    /// row by row, with the byte offsets of the `n` bytes it copies in the linear data laid
+    /// out by `layout` (`bpr` bytes per row, `rpi` rows per image) and in the tiled storage —
+    /// two elements at once where they are adjacent in both (an even column and the next:
+    /// neighbours in Morton order) and the copy moves whole elements. The one walk uploads
+    /// and downloads share.
     fn each_element(
         &self,
         r: &Region,
         layout: &DataLayout,
         (bpr, rpi): (u64, u64),
-        mut f: impl FnMut(usize, usize),
+        mut f: impl FnMut(usize, usize, usize),
     ) {
         let (part_offset, elem) = r.part;
         // A single-sampled 2D or 3D texture's elements are found row by row: per row its
@@ -708,6 +712,7 @@ impl Texture {
         let tiled = (self.desc.sample_count <= 1 && self.desc.dimension != TextureDimension::D1)
             .then(|| &self.layout.mips[r.mip as usize]);
         let eb = self.layout.elem_bytes;
+        let whole = part_offset == 0 && elem as u64 == eb;
         for image in 0..r.images {
             let slice = self.slice_of(r.z + image, 0);
             for row in 0..r.rows {
@@ -717,14 +722,25 @@ impl Texture {
                     let base = m.offset + slice as u64 * m.slice_bytes;
                     let tile_row = (ey / TILE) as u64 * m.tiles_x as u64;
                     let row_bits = morton8(0, ey % TILE) as u64;
-                    for b in 0..r.blocks {
+                    let mut b = 0;
+                    while b < r.blocks {
                         let ex = r.ex + b;
                         let tile = tile_row + (ex / TILE) as u64;
                         let pixel =
                             tile * (TILE * TILE) as u64 + (morton8(ex % TILE, 0) as u64 | row_bits);
                         let tiled = base + pixel * eb;
                         debug_assert_eq!(Some(tiled), self.element_offset(r.mip, slice, ex, ey));
-                        f(linear_row + b as usize * elem, tiled as usize + part_offset);
+                        let n = if whole && ex.is_multiple_of(2) && b + 1 < r.blocks {
+                            2
+                        } else {
+                            1
+                        };
+                        f(
+                            linear_row + b as usize * elem,
+                            tiled as usize + part_offset,
+                            n as usize * elem,
+                        );
+                        b += n;
                     }
                     continue;
                 }
@@ -733,7 +749,7 @@ impl Texture {
                     let tiled = self
                         .element_offset(r.mip, slice, r.ex + b, r.ey + row)
                         .unwrap_or(0) as usize;
-                    f(linear_row + b as usize * elem, tiled + part_offset);
+                    f(linear_row + b as usize * elem, tiled + part_offset, elem);
                 }
             }
         }
@@ -805,14 +821,10 @@ impl Texture {
         }
         let r = self.region(&dst, size)?;
         let pitch = self.linear(&r, &layout, data.len())?;
-        let elem = r.part.1;
         // The storage is taken out for the walk, which reads only the layout.
         let mut tiled_data = std::mem::take(&mut self.data);
-        self.each_element(&r, &layout, pitch, |linear, tiled| {
-            copy_element(
-                &mut tiled_data[tiled..tiled + elem],
-                &data[linear..linear + elem],
-            );
+        self.each_element(&r, &layout, pitch, |linear, tiled, n| {
+            copy_element(&mut tiled_data[tiled..tiled + n], &data[linear..linear + n]);
         });
         self.data = tiled_data;
         self.generation += 1;
@@ -832,12 +844,8 @@ impl Texture {
         }
         let r = self.region(&src, size)?;
         let pitch = self.linear(&r, &layout, out.len())?;
-        let elem = r.part.1;
-        self.each_element(&r, &layout, pitch, |linear, tiled| {
-            copy_element(
-                &mut out[linear..linear + elem],
-                &self.data[tiled..tiled + elem],
-            );
+        self.each_element(&r, &layout, pitch, |linear, tiled, n| {
+            copy_element(&mut out[linear..linear + n], &self.data[tiled..tiled + n]);
         });
         Ok(())
     }
