@@ -352,8 +352,24 @@ pub fn constant_word(v: [u32; 3]) -> Option<u32> {
     (v[0] == v[1] && v[0] == v[2] && f32::from_bits(v[0]).is_finite()).then_some(v[0])
 }
 
-/// [`interpolate_quads`] on the first `lanes` lanes at once, for a warp whose quads share
-/// one triangle (whose vertices hold `v`): the same operations per lane.
+/// The weights `mode` interpolates with, or `None` for flat (the provoking vertex's value).
+#[inline(always)]
+fn mode_weights(mode: Interpolation, w: &WarpWeights) -> Option<&[[f32; WARP_LANES]; 3]> {
+    match mode {
+        Interpolation::Flat => None,
+        Interpolation::Perspective => Some(&w.perspective),
+        Interpolation::Linear => Some(&w.linear),
+    }
+}
+
+/// Lane `l`'s interpolated value (raw bits) of vertex values `f` with weights `w`.
+#[inline(always)]
+fn lane_value(w: &[[f32; WARP_LANES]; 3], f: [f32; 3], l: usize) -> u32 {
+    (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits()
+}
+
+/// [`interpolate_quads`] on the first `lanes` lanes (whole quads) at once, for a warp whose
+/// quads share one triangle (whose vertices hold `v`): the same operations per lane.
 #[inline(always)]
 pub fn interpolate_lanes(
     mode: Interpolation,
@@ -362,31 +378,22 @@ pub fn interpolate_lanes(
     v: [u32; 3],
     out: &mut [u32; WARP_LANES],
 ) {
-    let w = match mode {
-        Interpolation::Flat => {
-            out[..lanes].fill(v[0]);
-            return;
-        }
-        Interpolation::Perspective => &w.perspective,
-        Interpolation::Linear => &w.linear,
-    };
-    let f = v.map(f32::from_bits);
-    let lane = |l: usize| (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
-    if lanes == WARP_LANES {
+    debug_assert!(lanes.is_multiple_of(4), "whole quads");
+    match mode_weights(mode, w) {
         // A full warp: a loop of known length (straight vector code).
-        *out = std::array::from_fn(lane);
-    } else {
-        for (l, o) in out.iter_mut().enumerate().take(lanes) {
-            *o = lane(l);
+        Some(w) if lanes == WARP_LANES => {
+            let f = v.map(f32::from_bits);
+            *out = std::array::from_fn(|l| lane_value(w, f, l));
         }
+        _ => interpolate_quads(mode, w, 0..lanes / 4, v, out),
     }
 }
 
 /// Interpolates one attribute word on the lanes of quads `quads` (quad `q` is lanes
 /// `4q .. 4q + 4`), whose triangle's three vertices hold `v` (raw bits): a run of a warp's
-/// quads from one triangle, its values read once for the run. The same operations per lane
-/// as [`interpolate_lanes`]. (A triangle whose attributes are all constant,
-/// [`constant_word`], is not interpolated: its inputs are its vertices' values.)
+/// quads from one triangle, its values read once for the run. (A triangle whose attributes
+/// are all constant, [`constant_word`], is not interpolated: its inputs are its vertices'
+/// values.)
 #[inline(always)]
 pub fn interpolate_quads(
     mode: Interpolation,
@@ -396,13 +403,9 @@ pub fn interpolate_quads(
     out: &mut [u32; WARP_LANES],
 ) {
     let lanes = quads.start * 4..quads.end * 4;
-    let w = match mode {
-        Interpolation::Flat => {
-            out[lanes].fill(v[0]);
-            return;
-        }
-        Interpolation::Perspective => &w.perspective,
-        Interpolation::Linear => &w.linear,
+    let Some(w) = mode_weights(mode, w) else {
+        out[lanes].fill(v[0]);
+        return;
     };
     let f = v.map(f32::from_bits);
     // Eight lanes (two quads) at a time, then a last quad: blocks of known length, so
@@ -411,8 +414,7 @@ pub fn interpolate_quads(
     fn block<const N: usize>(w: &[[f32; WARP_LANES]; 3], f: [f32; 3], at: usize, out: &mut [u32]) {
         let out: &mut [u32; N] = (&mut out[at..at + N]).try_into().expect("N lanes");
         for (i, o) in out.iter_mut().enumerate() {
-            let l = at + i;
-            *o = (w[0][l] * f[0] + w[1][l] * f[1] + w[2][l] * f[2]).to_bits();
+            *o = lane_value(w, f, at + i);
         }
     }
     let mut at = lanes.start;
