@@ -53,6 +53,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         match Lavapipe::new() {
             Ok(l) => {
                 println!("# lavapipe: {}", l.description());
+                println!(
+                    "# lavapipe anisotropic filtering: {}",
+                    if l.anisotropic() {
+                        "yes"
+                    } else {
+                        "no (its samplers ignore the anisotropy clamp: trilinear)"
+                    }
+                );
                 Some(l)
             }
             Err(e) => {

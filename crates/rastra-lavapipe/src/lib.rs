@@ -28,6 +28,10 @@ pub struct Lavapipe {
     /// Kept alive for the adapter's and device's sake.
     _instance: wgpu::Instance,
     info: wgpu::AdapterInfo,
+    /// Whether the adapter filters anisotropically (wgpu's downlevel flag, from Vulkan's
+    /// `samplerAnisotropy`): without it a sampler's anisotropy clamp is ignored and
+    /// samples are plain trilinear.
+    anisotropic: bool,
     device: wgpu::Device,
     queue: wgpu::Queue,
 }
@@ -106,6 +110,10 @@ impl Lavapipe {
                 )
             })?;
         let info = adapter.get_info();
+        let anisotropic = adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::ANISOTROPIC_FILTERING);
         // Unclipped depth (PrimitiveState::unclipped_depth) needs depth-clip control.
         let features = adapter.features()
             & (wgpu::Features::DEPTH_CLIP_CONTROL
@@ -131,6 +139,7 @@ impl Lavapipe {
         Ok(Lavapipe {
             _instance: instance,
             info,
+            anisotropic,
             device,
             queue,
         })
@@ -145,6 +154,12 @@ impl Lavapipe {
         } else {
             format!("{}, {}", i.name, i.driver_info)
         }
+    }
+
+    /// Whether lavapipe filters anisotropically ([`Lavapipe::anisotropic`]'s field): when
+    /// not, the benchmark's 16× anisotropic sampler runs trilinear there.
+    pub fn anisotropic(&self) -> bool {
+        self.anisotropic
     }
 
     /// The wgpu device and queue on lavapipe, for running wgpu programs directly.
