@@ -134,13 +134,13 @@ unsafe extern "C" {
 
 /// Keeps freed memory committed for the life of the process (purge delay −1), unless
 /// `MIMALLOC_PURGE_DELAY` says otherwise. By default mimalloc returns memory that stayed
-/// free for a second to the system; a frame's buffers (set-up triangles, bins, vertex
-/// chunks) freed at its end and allocated again by a frame a second later then fault in
-/// fresh, zeroed (huge) pages inside the timed frame. All five workloads, two threads:
-/// the kernel's page clearing 4.8% of `perf record`'s samples of a `bench --runs 2`, 2.2%
-/// with purging off (the rest is set-up's first touch); over a `--runs 3` run, page faults
-/// about 8,000–10,000 → about 650, system time 0.15 and 0.25 s → 0.08 and 0.09 s (of about
-/// 8 s of CPU time).
+/// free past its purge delay (1,000 ms in this version) to the system; buffers a frame
+/// frees (set-up triangles, bins, vertex chunks) and a later frame allocates again then
+/// fault in fresh, zeroed (often huge) pages inside that frame's timing. All five
+/// workloads, two threads: the kernel's page clearing 4.8% of `perf record`'s samples of
+/// a `bench --runs 2`, 2.2% with purging off; over a `--runs 3` run, page faults about
+/// 8,000–10,000 → about 650, system time 0.15 and 0.25 s → 0.08 and 0.09 s (of about 8 s
+/// of CPU time).
 fn keep_freed_memory() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: mimalloc's own entry point with an option number of its enum and a

@@ -156,8 +156,8 @@ impl Lavapipe {
         }
     }
 
-    /// Whether lavapipe filters anisotropically ([`Lavapipe::anisotropic`]'s field): when
-    /// not, the benchmark's 16× anisotropic sampler runs trilinear there.
+    /// Whether lavapipe filters anisotropically (wgpu's `ANISOTROPIC_FILTERING` downlevel
+    /// flag): when not, the benchmark's 16× anisotropic sampler runs trilinear there.
     pub fn anisotropic(&self) -> bool {
         self.anisotropic
     }
