@@ -1418,6 +1418,75 @@ mod tests {
         }
     }
 
+    /// A 2×2 request ([`TexelCache::fetch_2x2`]) reads the texels, and leaves the counts,
+    /// tags and last uses, that the general footprint fetch of its four taps does: footprints within one line and across two
+    /// and four, wrapping to the level's other side, on a cache small enough to evict,
+    /// with invalidations.
+    #[test]
+    fn fetch_2x2_equals_the_general_fetch() {
+        let mut tex =
+            Texture::new(TextureDesc::d2(128, 128, TextureFormat::Rgba8Unorm).with_mips(3))
+                .unwrap();
+        let mut next = xorshift(0x7f4a_7c15u32);
+        for level in 0..3 {
+            let [w, h, _] = tex.desc().mip_size(level);
+            for y in 0..h {
+                for x in 0..w {
+                    let v = next().to_le_bytes();
+                    tex.element_mut(level, 0, x, y).unwrap().copy_from_slice(&v);
+                }
+            }
+        }
+        let src = Source {
+            texture: &tex,
+            format: TextureFormat::Rgba8Unorm,
+            aspect: TextureAspect::All,
+        };
+        for config in [
+            CacheConfig::default(),
+            CacheConfig {
+                l1_lines: 16,
+                l1_ways: 2,
+                ..CacheConfig::default()
+            },
+        ] {
+            let (mut pairs, mut general) = (
+                TexelCache::new(config, false),
+                TexelCache::new(config, false),
+            );
+            let (mut x, mut y) = (0u32, 0u32);
+            for i in 0..200_000u32 {
+                let r = next();
+                let level = r % 3;
+                let size = 128 >> level;
+                // A walk (hits through the hints), sometimes a jump anywhere.
+                if r >> 2 & 15 == 0 {
+                    (x, y) = (next() % size, next() % size);
+                } else {
+                    x = (x + (r >> 6) % 3) % size;
+                    y = (y + (r >> 8) % 3) % size;
+                }
+                let (x, y) = (x % size, y % size);
+                // The right and bottom neighbours, wrapping as repeat addressing does.
+                let xs = [x, (x + 1) % size];
+                let ys = [y, (y + 1) % size];
+                let a = pairs.surface(&src, level, 0);
+                let got = pairs.fetch_2x2(&a, xs, ys);
+                let taps = [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(i, j)| a.texel(xs[i], ys[j]));
+                let mut want = [[0u32; 4]; 4];
+                general.fetch(&src, &taps, &mut want);
+                assert_eq!(got, want, "request {i}");
+                if i % 70_000 == 69_999 {
+                    pairs.invalidate();
+                    general.invalidate();
+                }
+            }
+            assert!(pairs.stats.l1_misses > 1_000, "{:?}", pairs.stats);
+            assert_eq!(pairs.stats, general.stats);
+            assert_eq!(pairs.tags, general.tags);
+        }
+    }
+
     /// Fills through the kept plans ([`QuickFill`]) give what the general fill gives — the
     /// same ways, decoded texels, L1 and L2 counts and tags — for sRGB and BGRA textures
     /// with random texels, on levels whose lines lie inside them and on the small levels

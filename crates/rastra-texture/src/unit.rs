@@ -46,6 +46,8 @@ use crate::{TextureError, invalid};
 
 mod address;
 use address::*;
+mod quad;
+use quad::*;
 
 /// One quad's texture coordinates: lane i is pixel (i & 1, i >> 1) of the quad.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,6 +127,8 @@ pub enum Lod {
 #[derive(Debug)]
 pub struct TextureUnit {
     cache: TexelCache,
+    /// The quad path's slots (`quad`), made by its first request.
+    quad_slots: Option<Box<QuadSlots>>,
 }
 
 /// A sample position at one level: normalised flat coordinates, or a cube face position.
@@ -193,6 +197,7 @@ impl TextureUnit {
     pub fn new(config: CacheConfig) -> TextureUnit {
         TextureUnit {
             cache: TexelCache::new(config, false),
+            quad_slots: None,
         }
     }
 
@@ -202,6 +207,7 @@ impl TextureUnit {
     pub fn with_shared_l2(config: CacheConfig) -> TextureUnit {
         TextureUnit {
             cache: TexelCache::new(config, true),
+            quad_slots: None,
         }
     }
 
@@ -605,19 +611,7 @@ impl TextureUnit {
         } else {
             d.min_filter
         };
-        let q = (view.mip_level_count - 1) as f32;
-        let dl = lod.lambda.clamp(0.0, q);
-        let levels: [(u32, f32); 2] = match d.mipmap_filter {
-            FilterMode::Nearest => {
-                let l = ((dl + 0.5).ceil() - 1.0).clamp(0.0, q) as u32;
-                [(l, 1.0), (l, 0.0)]
-            }
-            FilterMode::Linear => {
-                let lo = floor_f32(dl);
-                let frac = dl - lo;
-                [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
-            }
-        };
+        let levels = lane_levels(view, sampler, lod.lambda);
         let levels: &[(u32, f32)] = if levels[1].1 == 0.0 {
             &levels[..1]
         } else {
@@ -1161,6 +1155,7 @@ fn view_dims(view: &TextureView) -> usize {
 }
 
 /// First storage slice for a lane: the base layer plus the clamped array (or cube) index.
+#[inline]
 fn lane_slice(view: &TextureView, index: i32) -> u32 {
     let clamp = |n: u32| (index.max(0) as u32).min(n.saturating_sub(1));
     view.base_array_layer
@@ -1250,6 +1245,34 @@ fn flat_implicit_lods(
     lods
 }
 
+/// The view levels a lane with LOD `lambda` samples and their weights (T4 step 2: nearest
+/// mip ⌈d + ½⌉ − 1, or the two levels either side of d blended by its fraction, d = λ
+/// clamped to the view's levels); a second level of weight 0 is not sampled.
+#[inline(always)]
+fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) -> [(u32, f32); 2] {
+    let q = (view.mip_level_count - 1) as f32;
+    // `lambda.clamp(0.0, q)` (NaN stays NaN), written out: `f32::clamp` was compiled as a
+    // call of its own, for the baseline CPU.
+    let dl = if lambda < 0.0 {
+        0.0
+    } else if lambda > q {
+        q
+    } else {
+        lambda
+    };
+    match sampler.desc().mipmap_filter {
+        FilterMode::Nearest => {
+            let l = ((dl + 0.5).ceil() - 1.0).clamp(0.0, q) as u32;
+            [(l, 1.0), (l, 0.0)]
+        }
+        FilterMode::Linear => {
+            let lo = floor_f32(dl);
+            let frac = dl - lo;
+            [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
+        }
+    }
+}
+
 /// The sampler's LOD clamp; NaN takes lod_min.
 fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
     let d = sampler.desc();
@@ -1290,12 +1313,34 @@ fn sample_for_cpu(
         aspect: view.aspect,
     };
     let (pos, lods) = unit.setup(view, sampler, quad, lod);
-    // An 8-bit unorm source's texels are all finite: its lanes take a copy of the loop
+    // A quad whose lanes all filter bilinearly on 2D levels takes the quad path, unless a
+    // footprint there is not its short case.
+    let together = quad_path_applies(view, sampler, depth_ref.is_some());
+    // An 8-bit unorm source's texels are all finite: its lanes take a copy of the loops
     // whose weighted sums need no mask (one test per request, none per texel).
+    // (No closures here: a closure can be compiled on its own, for the baseline CPU.)
     Ok(if view.format.is_unorm8() {
-        sample_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+        let out = if together {
+            sample_quad::<true>(unit, &src, view, sampler, quad, &pos, &lods)
+        } else {
+            None
+        };
+        match out {
+            Some(out) => out,
+            None => sample_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref),
+        }
     } else {
-        sample_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+        let out = if together {
+            sample_quad::<false>(unit, &src, view, sampler, quad, &pos, &lods)
+        } else {
+            None
+        };
+        match out {
+            Some(out) => out,
+            None => {
+                sample_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+            }
+        }
     })
 }
 }

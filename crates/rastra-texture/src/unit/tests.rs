@@ -525,3 +525,160 @@ fn four_lane_lods_equal_the_lane_path() {
     }
     assert!(compared > 100_000);
 }
+
+/// The quad path gives what the per-lane path gives, bit for bit (a NaN for a NaN) and with
+/// the same cache statistics, and refuses (fetching nothing) exactly the quads it cannot take: unorm8 and
+/// float textures (infinite and NaN texels among the float ones), 2D arrays, odd and
+/// power-of-two sizes, every address mode, nearest and linear mips, anisotropy 1 to 16,
+/// lanes masked, LOD biases, texel offsets, coordinates near and far from the level and
+/// non-finite ones.
+#[test]
+fn quad_path_equals_the_lane_path() {
+    let mut s = 0x9b05_688cu32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
+    let modes = [
+        AddressMode::Repeat,
+        AddressMode::MirrorRepeat,
+        AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder,
+    ];
+    let (mut taken, mut refused) = (0u32, 0u32);
+    for (t, (format, size)) in [
+        (TextureFormat::Rgba8Unorm, [64, 64]),
+        (TextureFormat::Rgba8UnormSrgb, [48, 20]),
+        (TextureFormat::Rgba32Float, [16, 32]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut tex = Texture::new(
+            TextureDesc::d2(size[0], size[1], format)
+                .with_mips(5)
+                .with_layers(2),
+        )
+        .unwrap();
+        for level in 0..5 {
+            let [w, h, _] = tex.desc().mip_size(level);
+            for layer in 0..2 {
+                for y in 0..h {
+                    for x in 0..w {
+                        let r = next();
+                        let e = tex.element_mut(level, layer, x, y).unwrap();
+                        if format == TextureFormat::Rgba32Float {
+                            let v = match r % 50 {
+                                0 => f32::INFINITY,
+                                1 => f32::NAN,
+                                2 => -f32::INFINITY,
+                                _ => unit_f(r) * 4.0 - 1.0,
+                            };
+                            let vals = [v, unit_f(r.rotate_left(7)), -0.0, 1.0];
+                            for (c, v) in vals.iter().enumerate() {
+                                e[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
+                            }
+                        } else {
+                            e.copy_from_slice(&r.to_le_bytes());
+                        }
+                    }
+                }
+            }
+        }
+        let view = TextureView::whole(&tex).unwrap();
+        let src = Source {
+            texture: &tex,
+            format: view.format,
+            aspect: view.aspect,
+        };
+        let (mut quad_unit, mut lane_unit) = (TextureUnit::default(), TextureUnit::default());
+        for i in 0..6_000 {
+            let r = next();
+            let sampler = Sampler::new(SamplerDesc {
+                address_mode_u: modes[(r & 3) as usize],
+                address_mode_v: modes[(r >> 2 & 3) as usize],
+                // (Anisotropy needs linear mips: nearest ones only with anisotropy 1.)
+                mipmap_filter: [FilterMode::Linear, FilterMode::Nearest][(r >> 4 & 1) as usize],
+                max_anisotropy: if r >> 4 & 1 == 1 {
+                    1
+                } else {
+                    [1, 2, 4, 8, 16][(r >> 5) as usize % 5]
+                },
+                ..SamplerDesc::trilinear()
+            })
+            .unwrap();
+            let spread = [0.0, 1e-3, 0.02, 0.2, 3.0][(r >> 8) as usize % 5];
+            let base = match i % 6 {
+                0 => [unit_f(next()) * 4.0 - 2.0, unit_f(next()) * 4.0 - 2.0],
+                1 => [1e7 + unit_f(next()), unit_f(next())],
+                2 if r % 5 == 0 => [f32::NAN, unit_f(next())],
+                _ => [unit_f(next()), unit_f(next())],
+            };
+            let (dx, dy) = (
+                [unit_f(next()) - 0.5, unit_f(next()) - 0.5],
+                [unit_f(next()) - 0.5, (unit_f(next()) - 0.5) * 0.1],
+            );
+            let coords: [[f32; 3]; 4] = std::array::from_fn(|l| {
+                let (x, y) = ((l & 1) as f32, (l >> 1) as f32);
+                [
+                    base[0] + (dx[0] * x + dy[0] * y) * spread,
+                    base[1] + (dx[1] * x + dy[1] * y) * spread,
+                    0.0,
+                ]
+            });
+            let offset = match (r >> 11) % 8 {
+                0 => [1 << 24, -3, 0],
+                1 => [(1 << 24) + 1, 0, 0],
+                v => [v as i32 - 4, (r >> 14) as i32 % 5 - 2, 0],
+            };
+            let lanes = 1 + (r >> 17) as u8 % 15;
+            let bias: [f32; 4] = std::array::from_fn(|_| unit_f(next()) * 6.0 - 2.0);
+            let quad = Quad::new(coords)
+                .with_offset(offset)
+                .with_lanes(lanes)
+                .with_array_index(std::array::from_fn(|l| (i + l) as i32 % 3));
+            let lod = if r >> 20 & 1 == 0 {
+                Lod::Implicit
+            } else {
+                Lod::Bias(bias)
+            };
+            let (pos, lods) = quad_unit.setup(&view, &sampler, &quad, lod);
+            let finite = format != TextureFormat::Rgba32Float;
+            let got = if finite {
+                sample_quad::<true>(&mut quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+            } else {
+                sample_quad::<false>(&mut quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+            };
+            let lanes_of = |unit: &mut TextureUnit| {
+                if finite {
+                    sample_lanes::<true>(unit, &src, &view, &sampler, &quad, &pos, &lods, None)
+                } else {
+                    sample_lanes::<false>(unit, &src, &view, &sampler, &quad, &pos, &lods, None)
+                }
+            };
+            let want = lanes_of(&mut lane_unit);
+            match got {
+                Some(got) => {
+                    taken += 1;
+                    // (Any NaN for a NaN: which NaN a sum of two NaNs gives depends on the
+                    // order the compiler puts the operands in.)
+                    let bits = |v: [[f32; 4]; 4]| {
+                        v.map(|l| l.map(|c| if c.is_nan() { u32::MAX } else { c.to_bits() }))
+                    };
+                    assert_eq!(bits(got), bits(want), "texture {t} case {i}");
+                }
+                None => {
+                    refused += 1;
+                    // The per-lane path then; nothing was fetched before refusing (the
+                    // statistics below would differ).
+                    lanes_of(&mut quad_unit);
+                }
+            }
+            assert_eq!(quad_unit.stats(), lane_unit.stats(), "texture {t} case {i}");
+        }
+    }
+    assert!(taken > 6_000 && refused > 1_000, "{taken} {refused}");
+}
