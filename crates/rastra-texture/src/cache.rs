@@ -568,6 +568,37 @@ impl<'a> Surface<'a> {
             y,
         }
     }
+
+    /// The line shape as the shifts of its sides (powers of two, `CacheConfig`): the same
+    /// for every level and slice of a texture.
+    #[inline(always)]
+    pub fn line_shifts(&self) -> [u32; 2] {
+        [self.dims.0.trailing_zeros(), self.dims.1.trailing_zeros()]
+    }
+
+    /// The lines and places of the 2×2 footprint of columns `xs` and rows `ys`.
+    #[inline(always)]
+    pub fn footprint_2x2(&self, xs: [u32; 2], ys: [u32; 2]) -> Lines2x2 {
+        let [sx, sy] = self.line_shifts();
+        let (lw, lh) = self.dims;
+        let (px, py) = (xs.map(|x| x & (lw - 1)), ys.map(|y| (y & (lh - 1)) << sx));
+        Lines2x2 {
+            lx: xs.map(|x| x >> sx),
+            ly: ys.map(|y| y >> sy),
+            at: [py[0] + px[0], py[0] + px[1], py[1] + px[0], py[1] + px[1]],
+        }
+    }
+}
+
+/// Where a 2×2 footprint's taps lie in a surface's lines ([`Surface::footprint_2x2`]): the
+/// line columns of its left and right taps, the line rows of its top and bottom taps, and
+/// each tap's place in its line (row offset plus column), taps in fetch order — (x0, y0),
+/// (x1, y0), (x0, y1), (x1, y1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lines2x2 {
+    pub lx: [u32; 2],
+    pub ly: [u32; 2],
+    pub at: [u32; 4],
 }
 
 /// The memory line (of `lb` bytes, the L2's line size) holding byte address `a`: a shift
@@ -767,45 +798,45 @@ impl TexelCache {
     /// right away), with the distinct lines known from the two line columns and rows.
     #[inline(always)]
     pub fn fetch_2x2(&mut self, s: &Surface, xs: [u32; 2], ys: [u32; 2]) -> [[u32; 4]; 4] {
+        self.fetch_lines_2x2(s, &s.footprint_2x2(xs, ys))
+    }
+
+    /// [`TexelCache::fetch_2x2`] of a footprint whose lines and places are known.
+    #[inline(always)]
+    pub fn fetch_lines_2x2(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
         self.stats.requests += 1;
         self.stats.texel_reads += 4;
-        let (lw, lh) = s.dims;
-        let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
-        let (lx, ly) = (xs.map(|x| x >> sx), ys.map(|y| y >> sy));
-        // Each tap's place in its line: row offset plus column.
-        let (px, py) = (
-            xs.map(|x| (x & (lw - 1)) as usize),
-            ys.map(|y| ((y & (lh - 1)) << sx) as usize),
-        );
+        let (lx, ly) = (f.lx, f.ly);
+        let at = f.at.map(|a| a as usize);
         let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);
         let mut out = [[0u32; 4]; 4];
         let w = self.access_at(s, lx[0], ly[0]);
-        out[0] = self.texel(w, py[0] + px[0]);
+        out[0] = self.texel(w, at[0]);
         if same_x {
-            out[1] = self.texel(w, py[0] + px[1]);
+            out[1] = self.texel(w, at[1]);
         }
         if same_y {
-            out[2] = self.texel(w, py[1] + px[0]);
+            out[2] = self.texel(w, at[2]);
             if same_x {
-                out[3] = self.texel(w, py[1] + px[1]);
+                out[3] = self.texel(w, at[3]);
             }
         }
         if !same_x {
             let w = self.access_at(s, lx[1], ly[0]);
-            out[1] = self.texel(w, py[0] + px[1]);
+            out[1] = self.texel(w, at[1]);
             if same_y {
-                out[3] = self.texel(w, py[1] + px[1]);
+                out[3] = self.texel(w, at[3]);
             }
         }
         if !same_y {
             let w = self.access_at(s, lx[0], ly[1]);
-            out[2] = self.texel(w, py[1] + px[0]);
+            out[2] = self.texel(w, at[2]);
             if same_x {
-                out[3] = self.texel(w, py[1] + px[1]);
+                out[3] = self.texel(w, at[3]);
             }
             if !same_x {
                 let w = self.access_at(s, lx[1], ly[1]);
-                out[3] = self.texel(w, py[1] + px[1]);
+                out[3] = self.texel(w, at[3]);
             }
         }
         out

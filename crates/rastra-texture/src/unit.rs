@@ -35,7 +35,8 @@
 use std::cell::Cell;
 
 use crate::cache::{
-    CacheConfig, L2Port, L2Request, Source, Surface, TexelAddr, TexelCache, TexelCacheStats,
+    CacheConfig, L2Port, L2Request, Lines2x2, Source, Surface, TexelAddr, TexelCache,
+    TexelCacheStats,
 };
 use crate::cube;
 use crate::format::{SampleType, TextureFormat};

@@ -7,8 +7,8 @@
 //!    probes take consecutive *slots*, and the job writes its lane's position, major axis,
 //!    level size and probe offsets into its slots. Lanes share a level's set-up
 //!    ([`TextureUnit::level_2d`], made once per distinct level and slice).
-//! 2. **Footprints.** Every slot's bilinear footprint — two columns, two rows and four
-//!    weights — is found eight slots at a time, the slots of all jobs packed together (a
+//! 2. **Footprints.** Every slot's bilinear footprint — its texel cache lines, its taps'
+//!    places in them and four weights — is found eight slots at a time, the slots of all jobs packed together (a
 //!    lane-level's few probes no longer fill a vector of their own).
 //! 3. **Fetch and filter.** The jobs run in lane order, a job's probes in order, each a 2×2
 //!    fetch through the texel cache and a weighted sum added to its lane's result.
@@ -47,9 +47,11 @@ pub(super) struct QuadSlots {
     t: [f32; ROOM],
     /// Level width and height.
     size: [[i32; ROOM]; 2],
-    /// Footprint: left and right column, top and bottom row.
-    x: [[u32; ROOM]; 2],
-    y: [[u32; ROOM]; 2],
+    /// Footprint, as the texel cache takes it ([`Lines2x2`]): the line columns of the left
+    /// and right taps, the line rows of the top and bottom taps, the four taps' places.
+    lx: [[u32; ROOM]; 2],
+    ly: [[u32; ROOM]; 2],
+    at: [[u32; ROOM]; 4],
     /// The four taps' weights, x fastest.
     w: [[f32; ROOM]; 4],
 }
@@ -61,8 +63,9 @@ impl QuadSlots {
             axis: [[0.0; ROOM]; 2],
             t: [0.0; ROOM],
             size: [[1; ROOM]; 2],
-            x: [[0; ROOM]; 2],
-            y: [[0; ROOM]; 2],
+            lx: [[0; ROOM]; 2],
+            ly: [[0; ROOM]; 2],
+            at: [[0; ROOM]; 4],
             w: [[0.0; ROOM]; 4],
         })
     }
@@ -200,9 +203,11 @@ fn quad_passes<const FINITE: bool>(
     let total = first;
     // Pass 2: every slot's footprint, eight at a time.
     let modes = [sampler.desc().address_mode_u, sampler.desc().address_mode_v];
+    // (One texture: every level's lines have the same shape.)
+    let shifts = made_levels[0].map_or([0; 2], |(s, _)| s.line_shifts());
     let mut refused = false;
     for g in 0..total.div_ceil(GROUP) {
-        refused |= slots.footprints(g * GROUP, total, offset, modes);
+        refused |= slots.footprints(g * GROUP, total, offset, modes, shifts);
     }
     if refused {
         return None;
@@ -217,11 +222,19 @@ fn quad_passes<const FINITE: bool>(
                 .as_ref()
                 .expect("made with its job");
             let r = job.first as usize..job.first as usize + job.probes as usize;
-            let (x0, x1) = (&slots.x[0][r.clone()], &slots.x[1][r.clone()]);
-            let (y0, y1) = (&slots.y[0][r.clone()], &slots.y[1][r.clone()]);
+            let (lx, ly) = (
+                [0, 1].map(|i| &slots.lx[i][r.clone()]),
+                [0, 1].map(|i| &slots.ly[i][r.clone()]),
+            );
+            let at = [0, 1, 2, 3].map(|k| &slots.at[k][r.clone()]);
             let w = [0, 1, 2, 3].map(|k| &slots.w[k][r.clone()]);
             for s in 0..r.len() {
-                let vals = cache.fetch_2x2(surface, [x0[s], x1[s]], [y0[s], y1[s]]);
+                let lines = Lines2x2 {
+                    lx: [lx[0][s], lx[1][s]],
+                    ly: [ly[0][s], ly[1][s]],
+                    at: [at[0][s], at[1][s], at[2][s], at[3][s]],
+                };
+                let vals = cache.fetch_lines_2x2(surface, &lines);
                 let v = weighted_sum::<FINITE>([w[0][s], w[1][s], w[2][s], w[3][s]], &vals);
                 if whole {
                     acc = v;
@@ -259,7 +272,7 @@ impl QuadSlots {
     }
 
     /// The footprints of the eight slots from `base` (of which those below `total` are in
-    /// use): whether one in use is not the short case.
+    /// use), on lines of sides `1 << shifts`: whether one in use is not the short case.
     #[inline(always)]
     fn footprints(
         &mut self,
@@ -267,16 +280,18 @@ impl QuadSlots {
         total: usize,
         offset: [i32; 2],
         modes: [AddressMode; 2],
+        shifts: [u32; 2],
     ) -> bool {
         let g = base..base + GROUP;
         let t: &[f32; GROUP] = self.t[g.clone()].try_into().expect("a group");
         let mut frac = [[0.0f32; GROUP]; 2];
+        // Per axis: the two texel columns (rows).
+        let mut texels = [[[0u32; GROUP]; 2]; 2];
         let mut refused = false;
         for a in 0..2 {
             let c0: &[f32; GROUP] = self.c0[a][g.clone()].try_into().expect("a group");
             let axis: &[f32; GROUP] = self.axis[a][g.clone()].try_into().expect("a group");
             let size: &[i32; GROUP] = self.size[a][g.clone()].try_into().expect("a group");
-            let mut texels = [[0u32; GROUP]; 2];
             refused |= group_axis(
                 c0,
                 axis,
@@ -285,12 +300,25 @@ impl QuadSlots {
                 offset[a],
                 modes[a],
                 total.saturating_sub(base),
-                &mut texels,
+                &mut texels[a],
                 &mut frac[a],
             );
-            let out = if a == 0 { &mut self.x } else { &mut self.y };
-            out[0][g.clone()].copy_from_slice(&texels[0]);
-            out[1][g.clone()].copy_from_slice(&texels[1]);
+        }
+        // `Surface::footprint_2x2` per slot.
+        let [sx, sy] = shifts;
+        let (mx, my) = ((1u32 << sx) - 1, (1u32 << sy) - 1);
+        let [tx, ty] = &texels;
+        for k in 0..GROUP {
+            let px = [tx[0][k] & mx, tx[1][k] & mx];
+            let py = [(ty[0][k] & my) << sx, (ty[1][k] & my) << sx];
+            self.lx[0][base + k] = tx[0][k] >> sx;
+            self.lx[1][base + k] = tx[1][k] >> sx;
+            self.ly[0][base + k] = ty[0][k] >> sy;
+            self.ly[1][base + k] = ty[1][k] >> sy;
+            self.at[0][base + k] = py[0] + px[0];
+            self.at[1][base + k] = py[0] + px[1];
+            self.at[2][base + k] = py[1] + px[0];
+            self.at[3][base + k] = py[1] + px[1];
         }
         // `TextureUnit::probes_2d`'s weights: (1 − f, f) per axis, x fastest.
         for (k, (&fx, &fy)) in frac[0].iter().zip(&frac[1]).enumerate() {
