@@ -1156,7 +1156,8 @@ fn view_dims(view: &TextureView) -> usize {
 }
 
 /// First storage slice for a lane: the base layer plus the clamped array (or cube) index.
-#[inline]
+/// (Always inlined: as a call it was compiled for the baseline CPU, out of the AVX2 body.)
+#[inline(always)]
 fn lane_slice(view: &TextureView, index: i32) -> u32 {
     let clamp = |n: u32| (index.max(0) as u32).min(n.saturating_sub(1));
     view.base_array_layer
