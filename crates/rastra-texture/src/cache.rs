@@ -804,8 +804,23 @@ impl TexelCache {
     /// [`TexelCache::fetch_2x2`] of a footprint whose lines and places are known.
     #[inline(always)]
     pub fn fetch_lines_2x2(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
-        self.stats.requests += 1;
-        self.stats.texel_reads += 4;
+        self.count_2x2_requests(1);
+        self.fetch_lines_2x2_uncounted(s, f)
+    }
+
+    /// Counts `n` 2×2 requests (four texel reads each) that
+    /// [`TexelCache::fetch_lines_2x2_uncounted`] makes — once for a run of requests rather
+    /// than once per request.
+    #[inline(always)]
+    pub fn count_2x2_requests(&mut self, n: u64) {
+        self.stats.requests += n;
+        self.stats.texel_reads += 4 * n;
+    }
+
+    /// [`TexelCache::fetch_lines_2x2`] without counting the request (the caller counts it,
+    /// [`TexelCache::count_2x2_requests`]); the line accesses count themselves.
+    #[inline(always)]
+    pub fn fetch_lines_2x2_uncounted(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
         let (lx, ly) = (f.lx, f.ly);
         let at = f.at.map(|a| a as usize);
         let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);

@@ -228,13 +228,14 @@ fn quad_passes<const FINITE: bool>(
             );
             let at = [0, 1, 2, 3].map(|k| &slots.at[k][r.clone()]);
             let w = [0, 1, 2, 3].map(|k| &slots.w[k][r.clone()]);
+            cache.count_2x2_requests(r.len() as u64);
             for s in 0..r.len() {
                 let lines = Lines2x2 {
                     lx: [lx[0][s], lx[1][s]],
                     ly: [ly[0][s], ly[1][s]],
                     at: [at[0][s], at[1][s], at[2][s], at[3][s]],
                 };
-                let vals = cache.fetch_lines_2x2(surface, &lines);
+                let vals = cache.fetch_lines_2x2_uncounted(surface, &lines);
                 let v = weighted_sum::<FINITE>([w[0][s], w[1][s], w[2][s], w[3][s]], &vals);
                 if whole {
                     acc = v;
