@@ -1253,18 +1253,22 @@ fn flat_implicit_lods(
 #[inline(always)]
 fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) -> [(u32, f32); 2] {
     let q = (view.mip_level_count - 1) as f32;
-    // `lambda.clamp(0.0, q)` (NaN stays NaN), written out: `f32::clamp` was compiled as a
-    // call of its own, for the baseline CPU.
-    let dl = if lambda < 0.0 {
-        0.0
-    } else if lambda > q {
-        q
-    } else {
-        lambda
-    };
+    // `v.clamp(0.0, q)` (NaN stays NaN), written out: `f32::clamp` was compiled as a call
+    // of its own, for the baseline CPU.
+    #[inline(always)]
+    fn clamp(v: f32, q: f32) -> f32 {
+        if v < 0.0 {
+            0.0
+        } else if v > q {
+            q
+        } else {
+            v
+        }
+    }
+    let dl = clamp(lambda, q);
     match sampler.desc().mipmap_filter {
         FilterMode::Nearest => {
-            let l = ((dl + 0.5).ceil() - 1.0).clamp(0.0, q) as u32;
+            let l = clamp((dl + 0.5).ceil() - 1.0, q) as u32;
             [(l, 1.0), (l, 0.0)]
         }
         FilterMode::Linear => {
