@@ -1320,35 +1320,38 @@ fn sample_for_cpu(
     };
     let (pos, lods) = unit.setup(view, sampler, quad, lod);
     // A quad whose lanes all filter bilinearly on 2D levels takes the quad path, unless a
-    // footprint there is not its short case.
-    let together = quad_path_applies(view, sampler, depth_ref.is_some());
-    // An 8-bit unorm source's texels are all finite: its lanes take a copy of the loops
-    // whose weighted sums need no mask (one test per request, none per texel).
-    // (No closures here: a closure can be compiled on its own, for the baseline CPU.)
+    // footprint there is not its short case. An 8-bit unorm source's texels are all finite:
+    // it takes a copy of the loops whose weighted sums need no mask (one test per request,
+    // none per texel).
     Ok(if view.format.is_unorm8() {
-        let out = if together {
-            sample_quad::<true>(unit, &src, view, sampler, quad, &pos, &lods)
-        } else {
-            None
-        };
-        match out {
-            Some(out) => out,
-            None => sample_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref),
-        }
+        sample_quad_or_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
     } else {
-        let out = if together {
-            sample_quad::<false>(unit, &src, view, sampler, quad, &pos, &lods)
-        } else {
-            None
-        };
-        match out {
-            Some(out) => out,
-            None => {
-                sample_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
-            }
-        }
+        sample_quad_or_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
     })
 }
+}
+
+/// [`sample_for_cpu`]'s quad: the quad path when it applies and takes the quad, else the
+/// lanes one by one; `FINITE` as [`weighted_sum`]'s. (No closures: a closure can be
+/// compiled on its own, for the baseline CPU.)
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sample_quad_or_lanes<const FINITE: bool>(
+    unit: &mut TextureUnit,
+    src: &Source,
+    view: &TextureView,
+    sampler: &Sampler,
+    quad: &Quad,
+    pos: &[Pos; 4],
+    lods: &[LaneLod; 4],
+    depth_ref: Option<[f32; 4]>,
+) -> [[f32; 4]; 4] {
+    if quad_path_applies(view, sampler, depth_ref.is_some())
+        && let Some(out) = sample_quad::<FINITE>(unit, src, view, sampler, quad, pos, lods)
+    {
+        return out;
+    }
+    sample_lanes::<FINITE>(unit, src, view, sampler, quad, pos, lods, depth_ref)
 }
 
 /// [`sample_for_cpu`]'s lanes, each through [`TextureUnit::sample_lane`]; `FINITE` as

@@ -13,6 +13,18 @@ fn small_l2() -> CacheConfig {
     }
 }
 
+/// The default L1 and one small enough (16 lines, 2-way) that the tests' walks evict.
+fn l1_geometries() -> [CacheConfig; 2] {
+    [
+        CacheConfig::default(),
+        CacheConfig {
+            l1_lines: 16,
+            l1_ways: 2,
+            ..CacheConfig::default()
+        },
+    ]
+}
+
 /// A seeded xorshift stream of 32-bit values, the tests' inputs.
 fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
     move || {
@@ -179,14 +191,7 @@ fn way_hints_equal_searching_every_access() {
         })
         .collect();
     let mut next = xorshift(0x2545_f491u32);
-    for config in [
-        CacheConfig::default(),
-        CacheConfig {
-            l1_lines: 16,
-            l1_ways: 2,
-            ..CacheConfig::default()
-        },
-    ] {
+    for config in l1_geometries() {
         let (mut hinted, mut searching) = (
             TexelCache::new(config, false),
             TexelCache::new(config, false),
@@ -243,14 +248,7 @@ fn fetch_2x2_equals_the_general_fetch() {
         format: TextureFormat::Rgba8Unorm,
         aspect: TextureAspect::All,
     };
-    for config in [
-        CacheConfig::default(),
-        CacheConfig {
-            l1_lines: 16,
-            l1_ways: 2,
-            ..CacheConfig::default()
-        },
-    ] {
+    for config in l1_geometries() {
         let (mut pairs, mut general) = (
             TexelCache::new(config, false),
             TexelCache::new(config, false),

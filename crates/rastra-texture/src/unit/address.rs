@@ -68,12 +68,40 @@ pub(super) fn probe_axis<const S: usize>(
     if offset.unsigned_abs() > 1 << 24 || size > i32::MAX as u32 {
         return None;
     }
-    let last = size as i32 - 1;
+    let (repeats, clamps) = (
+        mode == AddressMode::Repeat,
+        mode == AddressMode::ClampToEdge,
+    );
+    let (mut texels, mut frac) = ([[0u32; S]; 2], [0.0f32; S]);
+    let mut refused = false;
+    for k in 0..S {
+        let (taken, pair, f) = short_axis(c0 + row[k] * axis, size as i32, offset, repeats, clamps);
+        refused |= !taken & ((k as u32) < n);
+        [texels[0][k], texels[1][k]] = pair;
+        frac[k] = f;
+    }
+    (!refused).then_some((texels, frac))
+}
+
+/// [`linear_axis`]'s short case for normalised coordinate `c` on an axis of `size` texels
+/// (below 2³¹) with texel offset `offset` (|offset| ≤ 2²⁴): whether it applies — the texel
+/// coordinate below 2²³, and both texels inside the axis unless it repeats with a
+/// power-of-two size (`repeats`: the mode is repeat) or clamps to its edge (`clamps`) — and
+/// the two texels and the fraction. Without branches, so loops over probe slots vectorise;
+/// where the case does not apply the texels and fraction are meaningless.
+#[inline(always)]
+pub(super) fn short_axis(
+    c: f32,
+    size: i32,
+    offset: i32,
+    repeats: bool,
+    clamps: bool,
+) -> (bool, [u32; 2], f32) {
+    let last = size - 1;
     // `address` without its branches for the modes that have a short form: repeat on a
     // power-of-two axis is the coordinate's low bits (two's complement: `rem_euclid`),
     // clamp-to-edge a clamp; the other modes take only texels already inside the level.
-    let wraps = mode == AddressMode::Repeat && size.is_power_of_two();
-    let clamps = mode == AddressMode::ClampToEdge;
+    let wraps = repeats & ((size & last) == 0);
     let bits = if wraps { last } else { -1 };
     let (lo, hi) = if clamps {
         (0, last)
@@ -81,28 +109,24 @@ pub(super) fn probe_axis<const S: usize>(
         (i32::MIN, i32::MAX)
     };
     let any = wraps | clamps;
-    let (mut texels, mut frac) = ([[0u32; S]; 2], [0.0f32; S]);
-    let mut refused = false;
-    for k in 0..S {
-        let u = (c0 + row[k] * axis) * size as f32 - 0.5;
-        let fast = u.abs() < 8_388_608.0;
-        // (Zero where the short case does not hold: the conversion below needs a value in
-        // range, and such a probe is not used.)
-        let u = if fast { u } else { 0.0 };
-        // As `linear_axis`: the floor from the truncation, the fraction from the floor.
-        // SAFETY: |u| < 2²³: its truncation fits i32.
-        let t = unsafe { u.to_int_unchecked::<i32>() };
-        let tf = t as f32;
-        let down = (tf > u) as i32;
-        let fl = (tf - down as f32).copysign(u);
-        let i0 = t - down + offset;
-        let taken = fast & (any | ((i0 >= 0) & (i0 < last)));
-        refused |= !taken & ((k as u32) < n);
-        texels[0][k] = (i0 & bits).max(lo).min(hi) as u32;
-        texels[1][k] = ((i0 + 1) & bits).max(lo).min(hi) as u32;
-        frac[k] = u - fl;
-    }
-    (!refused).then_some((texels, frac))
+    let u = c * size as f32 - 0.5;
+    let fast = u.abs() < 8_388_608.0;
+    // (Zero where the short case does not hold: the conversion below needs a value in
+    // range.)
+    let u = if fast { u } else { 0.0 };
+    // As `linear_axis`: the floor from the truncation, the fraction from the floor.
+    // SAFETY: |u| < 2²³: its truncation fits i32.
+    let t = unsafe { u.to_int_unchecked::<i32>() };
+    let tf = t as f32;
+    let down = (tf > u) as i32;
+    let fl = (tf - down as f32).copysign(u);
+    let i0 = t - down + offset;
+    let taken = fast & (any | ((i0 >= 0) & (i0 < last)));
+    let texels = [
+        (i0 & bits).max(lo).min(hi) as u32,
+        ((i0 + 1) & bits).max(lo).min(hi) as u32,
+    ];
+    (taken, texels, u - fl)
 }
 
 /// One axis of a linear footprint: texel coordinate `u` (already scaled by the level size

@@ -334,7 +334,7 @@ impl QuadSlots {
 }
 
 /// [`probe_axis`] for eight slots whose probes may lie on different levels (each slot its
-/// own size, position and axis): the same operations per slot, the texels and fractions
+/// own size, position and axis): [`short_axis`] per slot, the texels and fractions
 /// written to `texels` and `frac`; whether a slot below `used` is not the short case.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -349,35 +349,16 @@ fn group_axis(
     texels: &mut [[u32; GROUP]; 2],
     frac: &mut [f32; GROUP],
 ) -> bool {
-    let repeats = mode == AddressMode::Repeat;
-    let clamps = mode == AddressMode::ClampToEdge;
+    let (repeats, clamps) = (
+        mode == AddressMode::Repeat,
+        mode == AddressMode::ClampToEdge,
+    );
     let mut refused = false;
     for k in 0..GROUP {
-        let size = size[k];
-        let last = size - 1;
-        // Repeat on a power-of-two axis is a mask, clamp-to-edge a clamp (`probe_axis`).
-        let wraps = repeats & ((size & last) == 0);
-        let bits = if wraps { last } else { -1 };
-        let (lo, hi) = if clamps {
-            (0, last)
-        } else {
-            (i32::MIN, i32::MAX)
-        };
-        let any = wraps | clamps;
-        let u = (c0[k] + t[k] * axis[k]) * size as f32 - 0.5;
-        let fast = u.abs() < 8_388_608.0;
-        let u = if fast { u } else { 0.0 };
-        // SAFETY: |u| < 2²³: its truncation fits i32.
-        let tr = unsafe { u.to_int_unchecked::<i32>() };
-        let tf = tr as f32;
-        let down = (tf > u) as i32;
-        let fl = (tf - down as f32).copysign(u);
-        let i0 = tr - down + offset;
-        let taken = fast & (any | ((i0 >= 0) & (i0 < last)));
+        let (taken, pair, f) = short_axis(c0[k] + t[k] * axis[k], size[k], offset, repeats, clamps);
         refused |= !taken & (k < used);
-        texels[0][k] = (i0 & bits).max(lo).min(hi) as u32;
-        texels[1][k] = ((i0 + 1) & bits).max(lo).min(hi) as u32;
-        frac[k] = u - fl;
+        [texels[0][k], texels[1][k]] = pair;
+        frac[k] = f;
     }
     refused
 }
