@@ -256,12 +256,10 @@ impl LineKey {
     /// in set 0.
     #[inline]
     fn set(&self, h: u64, sets: usize) -> usize {
+        // The low 16 bits of `v` with a zero bit put after each, a byte at a time.
         let spread = |v: u32| {
-            let mut v = v as u64 & 0xffff;
-            v = (v | v << 8) & 0x00ff_00ff;
-            v = (v | v << 4) & 0x0f0f_0f0f;
-            v = (v | v << 2) & 0x3333_3333;
-            (v | v << 1) & 0x5555_5555
+            let byte = |b: u32| SPREAD_BYTE[(b & 0xff) as usize] as u64;
+            byte(v) | byte(v >> 8) << 16
         };
         let morton = spread(self.lx()) | spread(self.ly()) << 1;
         let v = morton ^ (h >> 40);
@@ -272,6 +270,44 @@ impl LineKey {
             (v % sets as u64) as usize
         }
     }
+}
+
+/// Byte `i` with its bits spread to the even bit positions (bit k to bit 2k): half a Morton
+/// interleave, looked up instead of computed by shifts and masks.
+const SPREAD_BYTE: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut k = 0;
+        while k < 8 {
+            t[i] |= ((i as u16 >> k) & 1) << (2 * k);
+            k += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// A set's search: the way whose tag is `key`, if one is (a tag lives in one way at most),
+/// and the way a miss replaces — the first empty one (last use 0), else the least recently
+/// used, the first of equals. Every way is compared without a branch per way (which way
+/// holds a line is unpredictable).
+#[inline(always)]
+fn find_in_set<S: AsRef<[(LineKey, u64)]> + ?Sized>(
+    set: &S,
+    key: &LineKey,
+) -> (Option<usize>, usize) {
+    let set = set.as_ref();
+    let mut found = None;
+    let (mut oldest, mut oldest_use) = (0, u64::MAX);
+    for (w, &(tag, used)) in set.iter().enumerate() {
+        let hit = (tag.pos == key.pos) & (tag.surface == key.surface);
+        found = if hit { Some(w) } else { found };
+        let older = used < oldest_use;
+        oldest = if older { w } else { oldest };
+        oldest_use = if older { used } else { oldest_use };
+    }
+    (found, oldest)
 }
 
 /// The shared L2: tags of memory lines, LRU.
@@ -968,24 +1004,20 @@ impl TexelCache {
     fn search(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         let set = key.set(hash, self.sets);
         let base = set * self.ways;
-        // Every way compared without a branch per way (which way holds a line is
-        // unpredictable); a tag lives in one way at most.
-        let mut found = usize::MAX;
-        for (w, t) in self.tags[base..base + self.ways].iter().enumerate() {
-            let hit = (t.0.pos == key.pos) & (t.0.surface == key.surface);
-            found = if hit { base + w } else { found };
-        }
-        if let Some(t) = self.tags.get_mut(found) {
-            t.1 = self.clock;
+        // The default four ways as a fixed-size array (the loops unrolled), else a slice.
+        let ways = &self.tags[base..base + self.ways];
+        let (found, oldest) = match <&[_; 4]>::try_from(ways) {
+            Ok(four) => find_in_set(four, key),
+            Err(_) => find_in_set(ways, key),
+        };
+        if let Some(w) = found {
+            self.tags[base + w].1 = self.clock;
             self.stats.l1_hits += 1;
-            return found;
+            return base + w;
         }
         self.stats.l1_misses += 1;
         self.stats.l1_texels_filled += self.line_texels as u64;
-        // Empty ways (last use 0) first, then the least recently used.
-        let victim = (base..base + self.ways)
-            .min_by_key(|&w| self.tags[w].1)
-            .unwrap_or(base);
+        let victim = base + oldest;
         self.tags[victim] = (*key, self.clock);
         self.fill(src, key, dims, victim);
         victim
@@ -1069,12 +1101,16 @@ impl TexelCache {
                     // decoder takes four-byte texels.
                     unsafe { fill_pairs_avx2(d, &bytes[..n * eb], line, lw) };
                     self.fill_lines = l2_lines;
-                    self.quick[self.quick_next] = Some(QuickFill {
-                        surface: key.surface,
-                        elems: [ew, eh],
-                        decoder: *d,
-                    });
-                    self.quick_next = (self.quick_next + 1) % QUICK_SURFACES;
+                    if let Some((origin, tiles_x)) = tex.slice_origin(key.level(), key.slice()) {
+                        self.quick[self.quick_next] = Some(QuickFill {
+                            surface: key.surface,
+                            elems: [ew, eh],
+                            origin,
+                            tiles_x,
+                            decoder: *d,
+                        });
+                        self.quick_next = (self.quick_next + 1) % QUICK_SURFACES;
+                    }
                     return;
                 }
                 for (m, t) in bytes.chunks_exact(eb).take(n).enumerate() {
@@ -1170,6 +1206,10 @@ const QUICK_SURFACES: usize = 4;
 struct QuickFill {
     surface: u64,
     elems: [u32; 2],
+    /// The surface's first byte and its level's 8×8 tiles across
+    /// ([`Texture::slice_origin`]).
+    origin: u64,
+    tiles_x: u32,
     decoder: Unorm8Decoder,
 }
 
@@ -1193,10 +1233,16 @@ impl TexelCache {
             return false;
         }
         let n = (lw * lh) as usize;
-        let Some(base) = tex.element_offset(key.level(), key.slice(), key.lx() * lw, key.ly() * lh)
-        else {
-            return false;
-        };
+        // `Texture::element_offset` of the line's first texel, with the surface's part
+        // known: its tile's four-byte texels, then its Morton place in the tile.
+        let (ex, ey) = (key.lx() * lw, key.ly() * lh);
+        let tile = (ey / TILE) as u64 * q.tiles_x as u64 + (ex / TILE) as u64;
+        let base =
+            q.origin + 4 * (tile * (TILE * TILE) as u64 + morton8(ex % TILE, ey % TILE) as u64);
+        debug_assert_eq!(
+            Some(base),
+            tex.element_offset(key.level(), key.slice(), ex, ey)
+        );
         let Some(bytes) = tex.elements_at(base, n) else {
             return false;
         };

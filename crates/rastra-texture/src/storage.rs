@@ -551,6 +551,20 @@ impl Texture {
         Some(base + within)
     }
 
+    /// For a single-sampled 2D or 3D texture: the byte offset of slice `slice` of mip
+    /// `level` and the level's tiles across — what [`Texture::element_offset`] adds a
+    /// tile's and a Morton place's offset to. `None` for other textures or out of range.
+    pub(crate) fn slice_origin(&self, level: u32, slice: u32) -> Option<(u64, u32)> {
+        let m = self.layout.mips.get(level as usize)?;
+        if self.desc.sample_count > 1
+            || self.desc.dimension == TextureDimension::D1
+            || slice >= m.slices
+        {
+            return None;
+        }
+        Some((m.offset + slice as u64 * m.slice_bytes, m.tiles_x))
+    }
+
     /// The render-target addressing of (`level`, `layer`) — a layer of a 2D texture or a
     /// depth slice of a 3D one; `None` for 1D and compressed textures or out of range.
     pub fn surface(&self, level: u32, layer: u32) -> Option<SurfaceLayout> {
