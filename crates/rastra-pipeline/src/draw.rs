@@ -29,7 +29,7 @@ use crate::memory::{BufferSlice, Framebuffer, SharedSurface, SurfaceLayout, pref
 use crate::output_merger::Rop;
 use crate::pixel::{ColorSurface, PixelPipe};
 use crate::raster::BLOCK_SIZE;
-use crate::raster::{Rasterized, SamplePattern, rasterize};
+use crate::raster::{Rasterized, SamplePattern, rasterize_with};
 use crate::setup::Triangle;
 use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
@@ -461,6 +461,25 @@ fn back_end(
                         pixels.unit.invalidate_l1();
                     }
                     let depth_range = call.viewport.depth_range();
+                    // What the Hi-Z test needs besides the block, fixed for the draw: the
+                    // tile's bounds, the compare and the depth format (its quantisation
+                    // only for unorm depth: 32-bit float depth is stored as it is).
+                    let hiz_check = match (
+                        bounds.as_deref(),
+                        p.desc.depth_stencil.as_ref(),
+                        depth.as_ref(),
+                    ) {
+                        (Some(b), Some(ds), Some((format, _, _))) => Some((
+                            b,
+                            ds.depth_compare,
+                            *format,
+                            !matches!(
+                                format,
+                                TextureFormat::Depth32Float | TextureFormat::Depth32FloatStencil8
+                            ),
+                        )),
+                        _ => None,
+                    };
                     let start = shared_budget.load(Ordering::Relaxed);
                     let mut local = start;
                     let mut result = Ok(());
@@ -482,39 +501,39 @@ fn back_end(
                         // rasterization; a block it passes has its depth and colour bytes
                         // asked for at once (its quads' early-Z tests and ROP writes follow).
                         let test = |bx: u32, by: u32| {
-                            let pass = match (
-                                bounds.as_deref(),
-                                p.desc.depth_stencil.as_ref(),
-                                depth.as_ref(),
-                            ) {
-                                (Some(b), Some(ds), Some((format, _, _))) => {
+                            let pass = match hiz_check {
+                                Some((b, compare, format, quantized)) => {
                                     let (zmin, zmax) = block_depth_range(tri, vertices, bx, by);
                                     let q = |z: f32| {
-                                        format
-                                            .quantize_depth(z.clamp(depth_range[0], depth_range[1]))
+                                        let z = z.clamp(depth_range[0], depth_range[1]);
+                                        if quantized {
+                                            format.quantize_depth(z)
+                                        } else {
+                                            z
+                                        }
                                     };
                                     !rejects(
                                         seg.hiz_mode,
-                                        ds.depth_compare,
+                                        compare,
                                         b[block_index(bx, by)],
                                         zmin,
                                         zmax,
                                         q,
                                     )
                                 }
-                                _ => true,
+                                None => true,
                             };
                             if pass {
                                 prefetch_block(depth.as_ref(), &colors, bx, by);
                             }
                             pass
                         };
-                        rasterize(
+                        rasterize_with(
                             tri,
                             &rect,
                             &pattern,
                             front.viewport_bounds[seg.draw].as_ref(),
-                            seg.hiz_test.then_some(&test as &dyn Fn(u32, u32) -> bool),
+                            seg.hiz_test.then_some(&test),
                             &mut counters,
                             |raster, counters| {
                                 if result.is_ok() {

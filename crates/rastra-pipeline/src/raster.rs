@@ -115,6 +115,21 @@ pub fn rasterize(
     viewport: Option<&[Fixed; 4]>,
     hiz: Option<&dyn Fn(u32, u32) -> bool>,
     counters: &mut Counters,
+    emit: impl FnMut(Rasterized<'_>, &mut Counters),
+) {
+    rasterize_with(tri, region, pattern, viewport, hiz, counters, emit);
+}
+
+/// [`rasterize`] with the hierarchical Z test of any type: a closure given as itself is
+/// compiled into the block loop, with no call per block.
+#[inline]
+pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
+    tri: &Triangle,
+    region: &PixelRect,
+    pattern: &SamplePattern,
+    viewport: Option<&[Fixed; 4]>,
+    hiz: Option<&H>,
+    counters: &mut Counters,
     mut emit: impl FnMut(Rasterized<'_>, &mut Counters),
 ) {
     let b = &tri.bounds;
