@@ -35,7 +35,7 @@ use crate::format::IndexFormat;
 use crate::input_assembler::IndexSource;
 use crate::memory::BufferSlice;
 use crate::primitive::Assembly;
-use crate::setup::{Culled, Fixed, SetupState, Triangle};
+use crate::setup::{Culled, Fixed, Projected, SetupState, Triangle};
 use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
 use crate::workers::Workers;
 
@@ -240,6 +240,11 @@ impl<'c> DrawFront<'c> {
         }
         self.shading
             .shade(batch, warp, unit, shaded, chunk.budget, counters)?;
+        // Every slot projected once, however many triangles share it.
+        shaded.projected.clear();
+        shaded
+            .projected
+            .extend(shaded.positions.iter().map(|p| self.setup.project(p)));
         for slots in &batch.prims {
             let s = slots.map(|s| s as usize);
             process_triangle(
@@ -453,9 +458,9 @@ fn process_triangle(
         ClipDecision::Reject => counters.culled_frustum += 1,
         ClipDecision::Accept => {
             counters.clipping_primitives += 1;
-            let pos = s.map(|k| &shaded.positions[k]);
+            let projected = s.map(|k| shaded.projected[k]);
             let attrs = s.map(|k| shaded.attrs_of(k));
-            emit_triangle(setup, pos, attrs, out, counters);
+            emit_triangle(setup, projected, attrs, out, counters);
         }
         ClipDecision::Clip => {
             counters.primitives_clipped += 1;
@@ -466,9 +471,9 @@ fn process_triangle(
             for i in 1..poly.len().saturating_sub(1) {
                 counters.clipping_primitives += 1;
                 let idx = [0, i, i + 1];
-                let pos = idx.map(|k| &poly.positions[k]);
+                let projected = idx.map(|k| setup.project(&poly.positions[k]));
                 let attrs = idx.map(|k| &poly.attrs[k * w..(k + 1) * w]);
-                emit_triangle(setup, pos, attrs, out, counters);
+                emit_triangle(setup, projected, attrs, out, counters);
             }
         }
     }
@@ -476,12 +481,12 @@ fn process_triangle(
 
 fn emit_triangle(
     setup: &SetupState,
-    pos: [&[f32; 4]; 3],
+    projected: [Projected; 3],
     attrs: [&[u32]; 3],
     out: &mut ChunkParts<'_>,
     counters: &mut Counters,
 ) {
-    match setup.setup(pos, out.attrs.len() as u32) {
+    match setup.setup_projected(projected, out.attrs.len() as u32) {
         Ok(mut tri) => {
             for k in tri.vertex_order {
                 out.attrs.extend_from_slice(attrs[k as usize]);

@@ -43,6 +43,15 @@ pub fn snap(v: f32) -> Fixed {
     rounded as Fixed
 }
 
+/// A vertex after the perspective divide and the viewport transform
+/// ([`SetupState::project`]): its snapped framebuffer position, its depth and 1 / w.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Projected {
+    pub xy: [Fixed; 2],
+    pub z: f32,
+    pub inv_w: f32,
+}
+
 /// One edge function `E(x, y) = a·x + b·y + c` over snapped coordinates, with the fill-rule
 /// bias kept apart so barycentrics stay exact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,24 +233,37 @@ impl SetupState {
         self
     }
 
+    /// One vertex through the perspective divide and the viewport transform, its position
+    /// snapped: what every triangle using the vertex starts from, so a vertex batch does it
+    /// once per vertex ([`crate::vertex::ShadedBatch::projected`]) rather than once per
+    /// triangle.
+    #[inline]
+    pub fn project(&self, clip: &[f32; 4]) -> Projected {
+        let vp = &self.viewport;
+        let [x, y, zc, w] = *clip;
+        let iw = 1.0 / w;
+        let (nx, ny, nz) = (x * iw, y * iw, zc * iw);
+        let fx = vp.x + (nx + 1.0) * 0.5 * vp.width;
+        let fy = vp.y + (1.0 - ny) * 0.5 * vp.height;
+        // Depth clamping (unclipped depth) happens per sample in the depth unit.
+        let fz = vp.min_depth + nz * (vp.max_depth - vp.min_depth);
+        Projected {
+            xy: [snap(fx), snap(fy)],
+            z: fz,
+            inv_w: iw,
+        }
+    }
+
     /// Projects, snaps, culls and sets up one triangle. `attrs` is stored as given.
     pub fn setup(&self, clip: [&[f32; 4]; 3], attrs: u32) -> Result<Triangle, Culled> {
-        let vp = &self.viewport;
-        let mut fixed = [[0 as Fixed; 2]; 3];
-        let mut z = [0.0f32; 3];
-        let mut inv_w = [0.0f32; 3];
-        for k in 0..3 {
-            let [x, y, zc, w] = *clip[k];
-            let iw = 1.0 / w;
-            let (nx, ny, nz) = (x * iw, y * iw, zc * iw);
-            let fx = vp.x + (nx + 1.0) * 0.5 * vp.width;
-            let fy = vp.y + (1.0 - ny) * 0.5 * vp.height;
-            // Depth clamping (unclipped depth) happens per sample in the depth unit.
-            let fz = vp.min_depth + nz * (vp.max_depth - vp.min_depth);
-            fixed[k] = [snap(fx), snap(fy)];
-            z[k] = fz;
-            inv_w[k] = iw;
-        }
+        self.setup_projected(clip.map(|c| self.project(c)), attrs)
+    }
+
+    /// [`SetupState::setup`] of a triangle whose vertices are projected already.
+    pub fn setup_projected(&self, v: [Projected; 3], attrs: u32) -> Result<Triangle, Culled> {
+        let fixed = v.map(|v| v.xy);
+        let z = v.map(|v| v.z);
+        let inv_w = v.map(|v| v.inv_w);
         let [p0, p1, p2] = fixed;
         let area = (p1[0] - p0[0]) * (p2[1] - p0[1]) - (p2[0] - p0[0]) * (p1[1] - p0[1]);
         if area == 0 {

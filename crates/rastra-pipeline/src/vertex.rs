@@ -21,6 +21,7 @@ use crate::clip::ClipSpace;
 use crate::input_assembler::fetch_attribute_lanes;
 use crate::link::{RenderPipeline, VertexInputSource};
 use crate::memory::BufferSlice;
+use crate::setup::Projected;
 
 /// Unique vertices per batch: one warp's lanes.
 pub const BATCH_VERTICES: usize = WARP_LANES;
@@ -199,6 +200,9 @@ impl Batcher {
 #[derive(Default)]
 pub struct ShadedBatch {
     pub positions: Vec<[f32; 4]>,
+    /// Each slot's position projected and snapped ([`crate::setup::SetupState::project`]),
+    /// for the triangles that need no clipping.
+    pub projected: Vec<Projected>,
     pub outcodes: Vec<u16>,
     pub attrs: Vec<u32>,
     pub words: usize,
