@@ -383,7 +383,9 @@ pub fn interpolate_lanes(
         // A full warp: a loop of known length (straight vector code).
         Some(w) if lanes == WARP_LANES => {
             let f = v.map(f32::from_bits);
-            *out = std::array::from_fn(|l| lane_value(w, f, l));
+            for (l, o) in out.iter_mut().enumerate() {
+                *o = lane_value(w, f, l);
+            }
         }
         _ => interpolate_quads(mode, w, 0..lanes / 4, v, out),
     }
@@ -413,8 +415,25 @@ pub fn interpolate_quads(
     #[inline(always)]
     fn block<const N: usize>(w: &[[f32; WARP_LANES]; 3], f: [f32; 3], at: usize, out: &mut [u32]) {
         let out: &mut [u32; N] = (&mut out[at..at + N]).try_into().expect("N lanes");
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = lane_value(w, f, at + i);
+        // The weights' lanes as arrays of N too, so the lanes need no bounds test each (with
+        // one per lane, the eight lanes were compiled as two four-lane halves), and
+        // `lane_value`'s sum one term at a time over all N lanes, in its order (one loop
+        // over the whole expression was not vectorised at all).
+        let w: [&[f32; N]; 3] = w
+            .each_ref()
+            .map(|w| (&w[at..at + N]).try_into().expect("N lanes"));
+        let mut sum = [0.0f32; N];
+        for (s, w) in sum.iter_mut().zip(w[0]) {
+            *s = w * f[0];
+        }
+        for (s, w) in sum.iter_mut().zip(w[1]) {
+            *s += w * f[1];
+        }
+        for (s, w) in sum.iter_mut().zip(w[2]) {
+            *s += w * f[2];
+        }
+        for (o, s) in out.iter_mut().zip(sum) {
+            *o = s.to_bits();
         }
     }
     let mut at = lanes.start;
