@@ -275,16 +275,31 @@ fn push_for_cpu<'a, 'fb, 's>(
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
-    for q in quads {
-        let coverage = u32::from_le_bytes(q.coverage);
-        push_quad(pipe, tri, attrs, q.x, q.y, coverage, budget, counters)?;
+    // The loop made for the pipeline's depth mode and sample count, the usual ones written
+    // out as constants so each quad's path has no test of them (one sample per pixel:
+    // everything without depth, and early test-and-write, most opaque pipelines).
+    macro_rules! quads_with {
+        ($mode:expr, $single:expr) => {
+            for q in quads {
+                let coverage = u32::from_le_bytes(q.coverage);
+                push_quad(pipe, tri, attrs, q.x, q.y, coverage, $mode, $single, budget, counters)?;
+            }
+        };
+    }
+    let single = pipe.pattern.count == 1;
+    match (pipe.pipeline.depth_mode, single) {
+        (DepthMode::Off, true) => quads_with!(DepthMode::Off, true),
+        (DepthMode::EarlyTestWrite, true) => quads_with!(DepthMode::EarlyTestWrite, true),
+        (mode, single) => quads_with!(mode, single),
     }
     Ok(())
 }
 }
 
 /// One quad of [`PixelPipe::push`]: the quad at pixel (x, y) with coverage bytes `coverage`
-/// (pixel `i` in byte `i`) through early Z into the pending warp.
+/// (pixel `i` in byte `i`) through early Z into the pending warp. `mode` is the pipeline's
+/// depth mode and `single_sample` whether its pattern has one sample (given by the caller,
+/// which makes them constants where it can).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_quad<'a, 'fb, 's>(
@@ -294,15 +309,20 @@ fn push_quad<'a, 'fb, 's>(
     x: u32,
     y: u32,
     coverage: u32,
+    mode: DepthMode,
+    single_sample: bool,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
+    debug_assert_eq!(
+        (mode, single_sample),
+        (pipe.pipeline.depth_mode, pipe.pattern.count == 1)
+    );
     let mut quad = Quad {
         x,
         y,
         coverage: coverage.to_le_bytes(),
     };
-    let mode = pipe.pipeline.depth_mode;
     // The multisample state's sample mask removes samples before any test (all four
     // pixels at once, as one word: bytes written one by one and then compared as a
     // word stall the store buffer).
@@ -326,7 +346,7 @@ fn push_quad<'a, 'fb, 's>(
     let mut z = [[0.0f32; 4]; 4];
     // One sample per pixel: the quad's four depths at once (uncovered pixels' depths are
     // never read), tested as values.
-    let single = (mode != DepthMode::Off && pipe.pattern.count == 1)
+    let single = (mode != DepthMode::Off && single_sample)
         .then(|| depth_at_quad(t, quad.x, quad.y, pipe.pattern.offsets[0]));
     if single.is_none() && mode != DepthMode::Off {
         for i in 0..4 {
