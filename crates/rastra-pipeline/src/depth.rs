@@ -53,6 +53,30 @@ impl<'a> DepthUnit<'a> {
         }
     }
 
+    /// Whether this unit is the commonest kind — single-sampled Depth32Float, compare
+    /// `Less`, writes on — for which [`DepthUnit::test_quad_1x_plain_less`] stands in for
+    /// [`DepthUnit::test_quad_1x`] with all of that known.
+    pub fn is_plain_less(&self) -> bool {
+        self.plain_f32
+            && self.samples == 1
+            && self.compare == CompareFunction::Less
+            && self.write_enabled
+    }
+
+    /// [`DepthUnit::test_quad_1x`] with writing, on a unit [`DepthUnit::is_plain_less`]
+    /// says is of the commonest kind: the same test, with no test of the kind.
+    #[inline(always)]
+    pub fn test_quad_1x_plain_less(
+        &mut self,
+        element: usize,
+        coverage: [u8; 4],
+        z: [f32; 4],
+    ) -> [u8; 4] {
+        debug_assert!(self.is_plain_less());
+        let base = self.layout.element_offset(element);
+        self.test_quad_f32(base, coverage, z, CompareFunction::Less, true)
+    }
+
     #[inline]
     fn quantize(&self, z: f32) -> f32 {
         let z = z.clamp(self.range[0], self.range[1]);
@@ -147,7 +171,8 @@ impl<'a> DepthUnit<'a> {
         debug_assert_eq!(element, self.layout.element(x, y));
         if self.plain_f32 && self.samples == 1 {
             let base = self.layout.element_offset(element);
-            return self.test_quad_f32(base, coverage, z, write && self.write_enabled);
+            let write = write && self.write_enabled;
+            return self.test_quad_f32(base, coverage, z, self.compare, write);
         }
         let samples = z.map(|d| [d, 0.0, 0.0, 0.0]);
         self.test_quad_general(x, y, coverage, &samples, write)
@@ -204,15 +229,16 @@ impl<'a> DepthUnit<'a> {
         base: usize,
         coverage: [u8; 4],
         z: [f32; 4],
+        compare: CompareFunction,
         write: bool,
     ) -> [u8; 4] {
         // SAFETY: the quad belongs to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { self.data.texels_mut(base, 16) };
         let texels: &mut [u8; 16] = texels.try_into().expect("a quad is 16 bytes");
         #[cfg(target_arch = "x86_64")]
-        let pass = quad_f32_x86(texels, coverage, z, self.range, self.compare, write);
+        let pass = quad_f32_x86(texels, coverage, z, self.range, compare, write);
         #[cfg(not(target_arch = "x86_64"))]
-        let pass = quad_f32(texels, coverage, z, self.range, self.compare, write);
+        let pass = quad_f32(texels, coverage, z, self.range, compare, write);
         self.wrote |= write && pass != [0; 4];
         pass
     }

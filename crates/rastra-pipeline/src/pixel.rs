@@ -279,27 +279,35 @@ fn push_for_cpu<'a, 'fb, 's>(
     // out as constants so each quad's path has no test of them (one sample per pixel:
     // everything without depth, and early test-and-write, most opaque pipelines).
     macro_rules! quads_with {
-        ($mode:expr, $single:expr) => {
+        ($mode:expr, $single:expr, $plain_less:expr) => {
             for q in quads {
                 let coverage = u32::from_le_bytes(q.coverage);
-                push_quad(pipe, tri, attrs, q.x, q.y, coverage, $mode, $single, budget, counters)?;
+                let kind = ($mode, $single, $plain_less);
+                push_quad(pipe, tri, attrs, q.x, q.y, coverage, kind, budget, counters)?;
             }
         };
     }
     let single = pipe.pattern.count == 1;
-    match (pipe.pipeline.depth_mode, single) {
-        (DepthMode::Off, true) => quads_with!(DepthMode::Off, true),
-        (DepthMode::EarlyTestWrite, true) => quads_with!(DepthMode::EarlyTestWrite, true),
-        (mode, single) => quads_with!(mode, single),
+    let plain_less = pipe.depth.as_ref().is_some_and(|d| d.is_plain_less());
+    match (pipe.pipeline.depth_mode, single, plain_less) {
+        (DepthMode::Off, true, _) => quads_with!(DepthMode::Off, true, false),
+        (DepthMode::EarlyTestWrite, true, true) => {
+            quads_with!(DepthMode::EarlyTestWrite, true, true)
+        }
+        (DepthMode::EarlyTestWrite, true, false) => {
+            quads_with!(DepthMode::EarlyTestWrite, true, false)
+        }
+        (mode, single, _) => quads_with!(mode, single, false),
     }
     Ok(())
 }
 }
 
 /// One quad of [`PixelPipe::push`]: the quad at pixel (x, y) with coverage bytes `coverage`
-/// (pixel `i` in byte `i`) through early Z into the pending warp. `mode` is the pipeline's
-/// depth mode and `single_sample` whether its pattern has one sample (given by the caller,
-/// which makes them constants where it can).
+/// (pixel `i` in byte `i`) through early Z into the pending warp. `kind` is the pipeline's
+/// depth mode, whether its pattern has one sample, and whether its depth unit is of the
+/// commonest kind (`DepthUnit::is_plain_less`) — given by the caller, which makes them
+/// constants where it can.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_quad<'a, 'fb, 's>(
@@ -309,8 +317,7 @@ fn push_quad<'a, 'fb, 's>(
     x: u32,
     y: u32,
     coverage: u32,
-    mode: DepthMode,
-    single_sample: bool,
+    (mode, single_sample, plain_less): (DepthMode, bool, bool),
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
@@ -318,6 +325,7 @@ fn push_quad<'a, 'fb, 's>(
         (mode, single_sample),
         (pipe.pipeline.depth_mode, pipe.pattern.count == 1)
     );
+    debug_assert!(!plain_less || pipe.depth.as_ref().is_some_and(|d| d.is_plain_less()));
     let mut quad = Quad {
         x,
         y,
@@ -374,6 +382,9 @@ fn push_quad<'a, 'fb, 's>(
             .expect("depth mode implies a depth target");
         let write = mode == DepthMode::EarlyTestWrite;
         let pass = match single {
+            Some(zq) if plain_less && write => {
+                depth.test_quad_1x_plain_less(element, quad.coverage, zq)
+            }
             Some(zq) => depth.test_quad_1x(quad.x, quad.y, element, quad.coverage, zq, write),
             None => depth.test_quad(quad.x, quad.y, quad.coverage, &z, write),
         };
@@ -382,7 +393,7 @@ fn push_quad<'a, 'fb, 's>(
             u32::from_le_bytes(pass).count_ones(),
         );
         counters.early_z_killed += (before - after) as u64;
-        if write && depth.write_enabled {
+        if write && (plain_less || depth.write_enabled) {
             counters.depth_samples_written += after as u64;
         }
         quad.coverage = pass;
