@@ -130,8 +130,34 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
     viewport: Option<&[Fixed; 4]>,
     hiz: Option<&H>,
     counters: &mut Counters,
+    emit: impl FnMut(Rasterized<'_>, &mut Counters),
+) {
+    // One sample per pixel, the usual pattern, as a constant: its loops over samples go.
+    if pattern.count == 1 {
+        rasterize_samples::<H, true>(tri, region, pattern, viewport, hiz, counters, emit);
+    } else {
+        rasterize_samples::<H, false>(tri, region, pattern, viewport, hiz, counters, emit);
+    }
+}
+
+/// [`rasterize_with`] for a pattern of one sample when `ONE_SAMPLE` (as a constant), any
+/// pattern otherwise.
+#[inline(always)]
+fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
+    tri: &Triangle,
+    region: &PixelRect,
+    pattern: &SamplePattern,
+    viewport: Option<&[Fixed; 4]>,
+    hiz: Option<&H>,
+    counters: &mut Counters,
     mut emit: impl FnMut(Rasterized<'_>, &mut Counters),
 ) {
+    debug_assert!(!ONE_SAMPLE || pattern.count == 1);
+    let samples = if ONE_SAMPLE {
+        1
+    } else {
+        pattern.count as usize
+    };
     let b = &tri.bounds;
     let x0 = region.x0.max(b.x0);
     let y0 = region.y0.max(b.y0);
@@ -173,7 +199,7 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
                         [u64::MAX; 4]
                     } else {
                         let rows = qy0 - by..qy1 + 1 - by;
-                        block_coverage(tri, &steps, bx, by, rows, pattern, row.min)
+                        block_coverage(tri, &steps, bx, by, rows, pattern, samples, row.min)
                     };
                     let bounds = bounds_mask(bx, by, [x0, y0, x1, y1]);
                     if whole && bounds == u64::MAX && viewport.is_none() {
@@ -187,10 +213,7 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
                     // The quads with any covered sample, found from the masks at once: bit
                     // `row · 8 + column` of `occupied` for the quad whose top-left pixel is
                     // there (even rows and columns), visited in raster order.
-                    let any = masks
-                        .iter()
-                        .take(pattern.count as usize)
-                        .fold(0, |a, m| a | m);
+                    let any = masks.iter().take(samples).fold(0, |a, m| a | m);
                     let mut occupied =
                         (any | any >> 1 | any >> BLOCK_SIZE | any >> (BLOCK_SIZE + 1))
                             & QUAD_CORNERS;
@@ -200,7 +223,7 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
                         coverage: [0; 4],
                     }; BLOCK_QUADS];
                     let mut n = 0;
-                    if pattern.count == 1 && viewport.is_none() {
+                    if samples == 1 && viewport.is_none() {
                         // One sample per pixel and no viewport test: the loop below with
                         // its per-sample and per-pixel steps gone. A quad is occupied when
                         // one of its pixels' bits is set in the one mask, so its coverage
@@ -226,7 +249,7 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
                         // `bit + 8, bit + 9` of each sample's mask; pixel i's samples go to
                         // byte i of the coverage word.
                         let mut word = 0u32;
-                        for (s, m) in masks.iter().take(pattern.count as usize).enumerate() {
+                        for (s, m) in masks.iter().take(samples).enumerate() {
                             word |= quad_bits_to_bytes(m >> bit) << s;
                         }
                         let mut quad = Quad {
@@ -418,7 +441,9 @@ fn bounds_mask(bx: u32, by: u32, [x0, y0, x1, y1]: [u32; 4]) -> u64 {
 /// edges' values over a block leave 32-bit lanes, an edge whose `least` value over the
 /// block (the coarse test's, biased) is not negative accepts the whole block and is not
 /// walked: its signs are all inside, so only the edges crossing the block are, and when
-/// those fit 32 bits the AVX2 test takes them.
+/// those fit 32 bits the AVX2 test takes them. `samples` is the pattern's sample count.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn block_coverage(
     tri: &Triangle,
     steps: &FineSteps,
@@ -426,6 +451,7 @@ fn block_coverage(
     by: u32,
     rows: std::ops::Range<u32>,
     pattern: &SamplePattern,
+    samples: usize,
     least: [i64; 3],
 ) -> [u64; 4] {
     let mut masks = [0u64; 4];
@@ -433,11 +459,7 @@ fn block_coverage(
     let base_y = (by as Fixed) << SUBPIXEL_BITS;
     // The evaluated rows' bits.
     let rows_mask = row_span_mask(rows.start, rows.end);
-    for (mask, &[ox, oy]) in masks
-        .iter_mut()
-        .zip(&pattern.offsets)
-        .take(pattern.count as usize)
-    {
+    for (mask, &[ox, oy]) in masks.iter_mut().zip(&pattern.offsets).take(samples) {
         #[cfg(target_arch = "x86_64")]
         if steps.wide {
             // Every edge in 32-bit lanes (see below): the three at once, eight columns a
