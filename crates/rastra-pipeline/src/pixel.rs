@@ -275,9 +275,10 @@ fn push_for_cpu<'a, 'fb, 's>(
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
-    // The loop made for the pipeline's depth mode and sample count, the usual ones written
-    // out as constants so each quad's path has no test of them (one sample per pixel:
-    // everything without depth, and early test-and-write, most opaque pipelines).
+    // The loop made for the pipeline's depth mode, sample count and depth unit, the usual
+    // ones written out as constants so each quad's path has no test of them: one sample
+    // per pixel with no depth, or with early test-and-write (most opaque pipelines) on the
+    // commonest depth unit or any other.
     macro_rules! quads_with {
         ($mode:expr, $single:expr, $plain_less:expr) => {
             for q in quads {
