@@ -593,7 +593,7 @@ impl TextureUnit {
     }
 
     /// One lane: mag/min choice, mip selection, anisotropic probes, filtering. `FINITE`:
-    /// every texel of the source is finite ([`weighted_sum`]).
+    /// every texel of the source is finite and not negative ([`weighted_sum`]).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn sample_lane<const FINITE: bool>(
@@ -1389,10 +1389,13 @@ fn sample_lanes<const FINITE: bool>(
 /// adding +0 ([`TextureUnit::bilinear_2d`]): on x86-64 one 128-bit register per tap (its
 /// four channels), the same multiplies and adds in the same order.
 ///
-/// `FINITE` says every texel is finite (weights always are): a tap of weight zero then
-/// contributes ±0 unmasked, and adding ±0 leaves the sum as adding +0 does, because the
-/// sum is never −0 — it starts at +0, and under round-to-nearest x + y is −0 only when
-/// both are — so the mask (there only for 0 · ∞ and 0 · NaN) is left out. Same bits.
+/// `FINITE` says every texel is finite and not negative, as an 8-bit unorm source's are
+/// (weights are finite and not negative always): a tap of weight zero then contributes
+/// ±0 unmasked, and adding ±0 leaves the sum as adding +0 does, because the sum is never
+/// −0 — it starts at +0, and under round-to-nearest x + y is −0 only when both are — so
+/// the mask (there only for 0 · ∞ and 0 · NaN) is left out. Nor does the sum need its
+/// start: the first term is never −0 (a product of two values not negative is +0 when it
+/// is zero), and +0 plus any other value is that value. Same bits.
 #[inline(always)]
 fn weighted_sum<const FINITE: bool>(weights: [f32; 4], texels: &[[u32; 4]; 4]) -> [f32; 4] {
     #[cfg(target_arch = "x86_64")]
@@ -1401,8 +1404,13 @@ fn weighted_sum<const FINITE: bool>(weights: [f32; 4], texels: &[[u32; 4]; 4]) -
         // SAFETY: SSE2 is part of the x86-64 baseline; the loads read four-channel texels
         // and the store writes a four-float array.
         unsafe {
-            let mut acc = _mm_setzero_ps();
-            for (k, &wk) in weights.iter().enumerate() {
+            let (mut acc, from) = if FINITE {
+                let first = _mm_loadu_ps(texels[0].as_ptr().cast());
+                (_mm_mul_ps(_mm_set1_ps(weights[0]), first), 1)
+            } else {
+                (_mm_setzero_ps(), 0)
+            };
+            for (k, &wk) in weights.iter().enumerate().skip(from) {
                 let w = _mm_set1_ps(wk);
                 let term = _mm_mul_ps(w, _mm_loadu_ps(texels[k].as_ptr().cast()));
                 if FINITE {
