@@ -1,15 +1,21 @@
 //! The output merger / ROP (T9 "Blend and late Z", Z "ROPs"): blends a shaded sample with the
 //! colour already in the target and writes the channels the write mask allows, in the
 //! target's format. Blending follows WebGPU §23.3.5 (blend factors and operations); for
-//! normalized formats the source colour and the blend constant are clamped to [0, 1] first,
-//! and sRGB targets blend in linear space.
+//! normalized formats the source colour and the blend constant are clamped to [0, 1] first.
+//! Linear 8-bit unorm targets blend in 8-bit fixed point (`fixed`), sRGB targets in
+//! linear space, other formats in single precision.
+
+mod fixed;
+
+use fixed::Over;
+pub use fixed::blend_unorm8;
 
 use rastra_texture::format::encode_unorm8 as unorm8;
 use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
 #[cfg(target_arch = "x86_64")]
 use rastra_texture::format::{
     encode_unorm8_m128, linear_to_srgb8_avx2, srgb8_to_linear_avx2, unorm8_decode_avx2,
-    unorm8_encode_avx2, unorm8_encode_x4_avx2, unorm8_encode_x4_short_avx2,
+    unorm8_encode_avx2,
 };
 use rastra_texture::format::{
     linear_to_srgb8, linear_to_srgb8_x4, srgb_to_linear8, srgb8_decode_table,
@@ -19,6 +25,12 @@ use rastra_shader::WARP_LANES;
 
 use crate::format::TextureFormat;
 use crate::state::{BlendComponent, BlendFactor, BlendOperation, BlendState, ColorTargetState};
+
+/// Whether the format is a linear 8-bit unorm one, blended in fixed point (`fixed`).
+fn is_fixed8(format: TextureFormat) -> bool {
+    use TextureFormat::*;
+    matches!(format, R8Unorm | Rg8Unorm | Rgba8Unorm | Bgra8Unorm)
+}
 
 /// Whether the format's values are normalized to [0, 1] (so blend inputs are clamped).
 fn is_normalized(format: TextureFormat) -> bool {
@@ -145,6 +157,12 @@ pub struct Rop {
     /// The 8-bit target stores sRGB-encoded colour channels (alpha stays linear).
     srgb: bool,
     blend_path: BlendPath,
+    /// A linear 8-bit unorm target: blended in fixed point ([`blend_unorm8`]).
+    fixed8: bool,
+    /// The blend constant's codes, for `fixed8` targets.
+    constant8: [u8; 4],
+    /// A linear 8-bit RGBA/BGRA target's "over" blend state, which the vector paths serve.
+    over: Option<Over>,
 }
 
 /// Channel order of an 8-bit unorm RGBA-like target.
@@ -243,6 +261,41 @@ impl Rop {
                 TextureFormat::Rgba8UnormSrgb | TextureFormat::Bgra8UnormSrgb
             ),
             blend_path: BlendPath::of(&state.blend),
+            fixed8: is_fixed8(state.format),
+            constant8: constant.map(unorm8),
+            over: match (state.format, BlendPath::of(&state.blend)) {
+                (TextureFormat::Rgba8Unorm | TextureFormat::Bgra8Unorm, BlendPath::Alpha) => {
+                    Some(Over::Alpha)
+                }
+                (
+                    TextureFormat::Rgba8Unorm | TextureFormat::Bgra8Unorm,
+                    BlendPath::Premultiplied,
+                ) => Some(Over::Premultiplied),
+                _ => None,
+            },
+        }
+    }
+
+    /// A `fixed8` texel's codes as RGBA (a channel the format lacks: 0, alpha 255 — its
+    /// decoded value, 1).
+    #[inline(always)]
+    fn codes8(&self, texel: &[u8]) -> [u8; 4] {
+        match self.state.format {
+            TextureFormat::Rgba8Unorm => [texel[0], texel[1], texel[2], texel[3]],
+            TextureFormat::Bgra8Unorm => [texel[2], texel[1], texel[0], texel[3]],
+            TextureFormat::Rg8Unorm => [texel[0], texel[1], 0, 255],
+            _ => [texel[0], 0, 0, 255],
+        }
+    }
+
+    /// Stores RGBA codes in a `fixed8` texel (the format's channels).
+    #[inline(always)]
+    fn store8(&self, c: [u8; 4], texel: &mut [u8]) {
+        match self.state.format {
+            TextureFormat::Rgba8Unorm => texel[..4].copy_from_slice(&c),
+            TextureFormat::Bgra8Unorm => texel[..4].copy_from_slice(&[c[2], c[1], c[0], c[3]]),
+            TextureFormat::Rg8Unorm => texel[..2].copy_from_slice(&c[..2]),
+            _ => texel[0] = c[0],
         }
     }
 
@@ -284,54 +337,37 @@ impl Rop {
         coverage: [u8; 4],
         colors: &QuadColors,
     ) -> (u64, u64) {
+        if let Some(order) = self.unorm8
+            && samples == 1
+            && self.state.write_mask.0 & 0xf == 0xf
+        {
+            let quad: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
+            if self.srgb {
+                return self.quad8_srgb(quad, order.bytes(), coverage, colors);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if self.state.blend.is_none() || self.over.is_some() {
+                return self.quad8_linear_x86(quad, order, coverage, colors);
+            }
+        }
         let pixel = self.size * samples;
-        match self.unorm8 {
-            Some(order) if samples == 1 && self.state.write_mask.0 & 0xf == 0xf => {
-                self.write_quad_unorm8(texels, order, coverage, colors)
-            }
-            _ => {
-                let mut sum = (0, 0);
-                for (i, texels) in texels.chunks_exact_mut(pixel).take(4).enumerate() {
-                    if coverage[i] != 0 {
-                        let color = [0, 1, 2, 3].map(|c| colors[c][i]);
-                        let (w, b) = self.write_pixel(texels, coverage[i], color);
-                        sum = (sum.0 + w, sum.1 + b);
-                    }
-                }
-                sum
+        let mut sum = (0, 0);
+        for (i, texels) in texels.chunks_exact_mut(pixel).take(4).enumerate() {
+            if coverage[i] != 0 {
+                let color = [0, 1, 2, 3].map(|c| colors[c][i]);
+                let (w, b) = self.write_pixel(texels, coverage[i], color);
+                sum = (sum.0 + w, sum.1 + b);
             }
         }
+        sum
     }
 
-    /// [`Rop::write_quad`] for single-sampled 8-bit RGBA/BGRA targets with every channel
-    /// written.
-    #[inline(always)]
-    fn write_quad_unorm8(
-        &self,
-        texels: &mut [u8],
-        order: Unorm8Order,
-        coverage: [u8; 4],
-        colors: &QuadColors,
-    ) -> (u64, u64) {
-        let texels: &mut [u8; 16] = (&mut texels[..16]).try_into().expect("a quad is 16 bytes");
-        let byte = order.bytes();
-        #[cfg(target_arch = "x86_64")]
-        if !self.srgb && (self.state.blend.is_none() || self.blend_path != BlendPath::Generic) {
-            return self.quad8_linear_x86(texels, order, coverage, colors);
-        }
-        if self.srgb {
-            self.quad8::<true>(texels, byte, coverage, colors)
-        } else {
-            self.quad8::<false>(texels, byte, coverage, colors)
-        }
-    }
-
-    /// [`Rop::quad8`] for linear 8-bit targets with no blending or an "over" blend state,
-    /// written with SSE2 intrinsics: the quad's four texels are one 128-bit register, each
-    /// channel is decoded, blended and encoded four pixels at a time, and the covered
-    /// pixels are selected into the old texels with one mask (the uncovered ones are
-    /// written back unchanged — the quad lies in the tile this worker owns). The same
-    /// operations in the same order as `quad8`, so the same bits.
+    /// [`Rop::write_quad`] for linear 8-bit targets with no blending or an "over" blend
+    /// state, written with SSE2 intrinsics: the quad's four texels are one 128-bit
+    /// register; each channel's four codes are made at once, blended in fixed point
+    /// ([`fixed::quad_sse2`]), and the covered pixels are selected into the old texels with
+    /// one mask (the uncovered ones are written back unchanged — the quad lies in the tile
+    /// this worker owns). The same codes as `write_pixel`, tested.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn quad8_linear_x86(
@@ -344,45 +380,22 @@ impl Rop {
         use std::arch::x86_64::*;
         let cov = u32::from_le_bytes(coverage);
         let written = cov.count_ones() as u64;
-        // Byte of the texel word each channel lives in.
-        let byte = order.bytes().map(|b| b as i32);
+        // The channel stored in byte k (the orders swap channels in pairs: their own
+        // inverse).
+        let channel = order.bytes();
         // SAFETY: SSE2 is part of the x86-64 baseline; every load and store is of an array
         // of exactly 16 bytes.
         unsafe {
-            let (zero, one) = (_mm_setzero_ps(), _mm_set1_ps(1.0));
-            // `f32::clamp(0, 1)`: `maxps`/`minps` return their second operand when either is
-            // NaN (and for equal zeros), so NaN and −0 pass through as they do there.
-            let src: [__m128; 4] = std::array::from_fn(|c| {
-                _mm_min_ps(one, _mm_max_ps(zero, _mm_loadu_ps(colors[c].as_ptr())))
+            let src: [__m128i; 4] = std::array::from_fn(|k| {
+                encode_unorm8_m128(_mm_loadu_ps(colors[channel[k] as usize].as_ptr()))
             });
             let old = _mm_loadu_si128(texels.as_ptr().cast());
-            let out = match self.state.blend {
-                None => src,
-                Some(_) => {
-                    let mask = _mm_set1_epi32(0xff);
-                    let k = _mm_set1_ps(255.0);
-                    let dst: [__m128; 4] = std::array::from_fn(|c| {
-                        let codes =
-                            _mm_and_si128(_mm_srl_epi32(old, _mm_cvtsi32_si128(8 * byte[c])), mask);
-                        _mm_div_ps(_mm_cvtepi32_ps(codes), k)
-                    });
-                    let inv = _mm_sub_ps(one, src[3]);
-                    let fs = if self.blend_path == BlendPath::Alpha {
-                        src[3]
-                    } else {
-                        one
-                    };
-                    std::array::from_fn(|c| {
-                        let fs = if c == 3 { one } else { fs };
-                        _mm_add_ps(_mm_mul_ps(src[c], fs), _mm_mul_ps(dst[c], inv))
-                    })
-                }
+            let over = if self.state.blend.is_some() {
+                self.over
+            } else {
+                None
             };
-            let mut packed = _mm_setzero_si128();
-            for (c, channel) in out.into_iter().enumerate() {
-                let codes = encode_unorm8_m128(channel);
-                packed = _mm_or_si128(packed, _mm_sll_epi32(codes, _mm_cvtsi32_si128(8 * byte[c])));
-            }
+            let packed = fixed::quad_sse2(src, old, over);
             // Pixel i is written when bit 0 of its coverage byte is set.
             let bits = _mm_set_epi32(1 << 24, 1 << 16, 1 << 8, 1);
             let select = _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32(cov as i32), bits), bits);
@@ -413,12 +426,13 @@ impl Rop {
     /// target [`Rop::has_pair_path`] serves: in pair `k`, quad `j` (0 or 1) has the texels
     /// `texels[k][j]` and the coverage `coverage[2k + j]`, its colours are lanes
     /// `first + 8k + 4j .. first + 8k + 4j + 4` of the shader's output registers `regs`
-    /// (channel-major; channels the shader does not write are (0, 0, 0, 1)). Lane for lane
-    /// the operations of `quad8_linear_x86` — clamp, `code / 255`, the short blend, the
-    /// unorm encode — eight lanes per AVX2 instruction, so the same bits; on sRGB targets
-    /// the colour channels are decoded and encoded as `quad8` does (the decode table, the
-    /// bucketed encode), through gathers. `N` pairs in one call take the target's settings
-    /// and constants once. Returns (samples written, samples blended).
+    /// (channel-major; channels the shader does not write are (0, 0, 0, 1)). On linear
+    /// targets, `quad8_linear_x86`'s codes and fixed-point blend, sixteen 16-bit lanes per
+    /// AVX2 instruction ([`fixed::pair_avx2`]); on sRGB targets the colour channels are
+    /// decoded, blended and encoded as `quad8_srgb` does (the decode table, the bucketed
+    /// encode), eight lanes at once, through gathers. Either gives the quad path's bits.
+    /// `N` pairs in one call take the target's settings and constants once. Returns
+    /// (samples written, samples blended).
     ///
     /// # Safety
     /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`). Every
@@ -573,6 +587,15 @@ impl Rop {
             [[0; WARP_LANES], [1.0f32.to_bits(); WARP_LANES]];
         let channels: [&[u32; WARP_LANES]; 4] =
             std::array::from_fn(|c| regs.get(c).unwrap_or(&UNWRITTEN[(c == 3) as usize]));
+        // A linear target's channels by the byte they are stored in (the orders swap
+        // channels in pairs: their own inverse).
+        let byte = pair_bytes::<BGRA>();
+        let by_byte: [&[u32; WARP_LANES]; 4] = byte.map(|c| channels[c as usize]);
+        let over = match (BLEND, ALPHA) {
+            (false, _) => None,
+            (true, true) => Some(Over::Alpha),
+            (true, false) => Some(Over::Premultiplied),
+        };
         // Samples written (every one of them blended when `BLEND`).
         let mut written = 0;
         for (k, [t0, t1]) in texels.into_iter().enumerate() {
@@ -584,57 +607,45 @@ impl Rop {
                     _mm_loadu_si128(t0.cast_const().cast()),
                 )
             };
-            // SAFETY: AVX2 and FMA (this function's target features).
-            let out = unsafe { pair_colour::<SRGB, BLEND, ALPHA, BGRA>(&channels, first, old) };
             // Pixel i of quad j is written when bit 0 of its coverage byte is set.
             let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
             written += (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
-            // `encode_unorm8_m128`'s codes (clamp, exact rounding), eight lanes at once; sRGB
-            // colour channels through the bucketed encode. The rare pair some lane of which
-            // needs the exact rounding's correction is redone from its inputs (still in
-            // memory) and written out of line, so the loop keeps none of the encode's
-            // intermediate values, and its codes never meet the rare path's in memory.
             // SAFETY: AVX2 and FMA (this function's target features).
-            let codes: [__m256i; 4] = unsafe {
+            let bytes = unsafe {
                 if SRGB {
-                    [
+                    // sRGB colour channels through the decode table and the bucketed
+                    // encode, in single precision.
+                    let out = pair_colour_srgb::<BLEND, ALPHA, BGRA>(&channels, first, old);
+                    pair_pack::<BGRA>([
                         linear_to_srgb8_avx2(out[0]),
                         linear_to_srgb8_avx2(out[1]),
                         linear_to_srgb8_avx2(out[2]),
                         unorm8_encode_avx2(out[3]),
-                    ]
+                    ])
                 } else {
-                    // An "over" blend's values exceed 1 by a few roundings at most: the
-                    // short form's clamp to 1 can go.
-                    match unorm8_encode_x4_short_avx2(out, !(BLEND && ALPHA)) {
-                        Some(codes) => codes,
-                        None => {
-                            // SAFETY: the pair's quads as below (the contract).
-                            pair_write_exact::<BLEND, ALPHA, BGRA>(
-                                &channels,
-                                first,
-                                old,
-                                cov,
-                                [t0, t1],
-                            );
-                            continue;
-                        }
-                    }
+                    // Linear: codes, blended in fixed point.
+                    let src = [
+                        lanes8(by_byte[0], first),
+                        lanes8(by_byte[1], first),
+                        lanes8(by_byte[2], first),
+                        lanes8(by_byte[3], first),
+                    ];
+                    fixed::pair_avx2(src, old, over)
                 }
             };
             // SAFETY: each quad's texels are 16 writable bytes (the contract); AVX2.
-            unsafe { pair_store::<BGRA>(codes, old, cov, [t0, t1]) };
+            unsafe { pair_merge_store(bytes, old, cov, [t0, t1]) };
         }
         (written, if BLEND { written } else { 0 })
     }
 
-    /// The 8-bit quad path for linear (`SRGB` false) or sRGB colour channels. Each channel's
-    /// four pixels go through decode, blend and encode as 4-wide arrays with no per-pixel
-    /// branch or table lookup outside sRGB decoding, so the compiler emits SIMD code;
-    /// every value is computed with exactly the per-pixel path's expressions (`code / 255`
-    /// is the unorm decode table's own arithmetic).
+    /// The 8-bit quad path for sRGB targets. Each channel's four pixels go through decode,
+    /// blend and encode as 4-wide arrays with no per-pixel branch or table lookup outside
+    /// sRGB decoding, so the compiler emits SIMD code; every value is computed with exactly
+    /// the per-pixel path's expressions (`code / 255` is the unorm decode table's own
+    /// arithmetic).
     #[inline(always)]
-    fn quad8<const SRGB: bool>(
+    fn quad8_srgb(
         &self,
         texels: &mut [u8; 16],
         byte: [u32; 4],
@@ -656,7 +667,7 @@ impl Rop {
             let mut dst: QuadColors = [[0.0; 4]; 4];
             for (c, channel) in dst.iter_mut().enumerate() {
                 let shift = 8 * byte[c];
-                if SRGB && c != 3 {
+                if c != 3 {
                     let table = srgb8_decode_table();
                     for (v, word) in channel.iter_mut().zip(words) {
                         *v = table[(word >> shift & 0xff) as usize];
@@ -700,7 +711,7 @@ impl Rop {
         let mut packed = [0u32; 4];
         for (c, channel) in out.iter().enumerate() {
             let shift = 8 * byte[c];
-            let codes = if SRGB && c != 3 {
+            let codes = if c != 3 {
                 linear_to_srgb8_x4(*channel)
             } else {
                 unorm8_x4(*channel)
@@ -747,6 +758,32 @@ impl Rop {
             return (written, 0);
         }
         let all_channels = self.state.write_mask.0 & 0xf == 0xf;
+        if self.fixed8 {
+            // The source's codes (the encode clamps), blended with the texel's.
+            let src = color.map(unorm8);
+            for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
+                if coverage & (1 << s) == 0 {
+                    continue;
+                }
+                let dst = self.codes8(texel);
+                let mut out = match &self.state.blend {
+                    Some(b) => blend_unorm8(b, src, dst, self.constant8),
+                    None => src,
+                };
+                for (i, v) in out.iter_mut().enumerate() {
+                    if !self.state.write_mask.writes(i) {
+                        *v = dst[i];
+                    }
+                }
+                self.store8(out, texel);
+            }
+            let blended = if self.state.blend.is_some() {
+                written
+            } else {
+                0
+            };
+            return (written, blended);
+        }
         for (s, texel) in texels.chunks_exact_mut(size).enumerate() {
             if coverage & (1 << s) == 0 {
                 continue;
@@ -786,17 +823,32 @@ fn pair_bytes<const BGRA: bool>() -> [i32; 4] {
     order.bytes().map(|b| b as i32)
 }
 
-/// [`Rop::write_quad_pairs_avx2`]'s colour for one pair before its encode: the source —
-/// lanes `first .. first + 8` of `channels`, clamped as `quad8_linear_x86` does (NaN and −0
-/// pass through) — blended over the pair's texels `old` when `BLEND` (sRGB colour channels
-/// decoded to linear when `SRGB`; source factor alpha when `ALPHA`, else one).
+/// Lanes `first .. first + 8` of a register, as floats.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lanes8(reg: &[u32; WARP_LANES], first: usize) -> std::arch::x86_64::__m256 {
+    let lanes: &[u32; 8] = reg[first..first + 8]
+        .try_into()
+        .expect("two quads are eight lanes");
+    // SAFETY: an eight-lane array is 32 readable bytes.
+    unsafe { std::arch::x86_64::_mm256_loadu_ps(lanes.as_ptr().cast()) }
+}
+
+/// [`Rop::write_quad_pairs_avx2`]'s colour for one pair of an sRGB target before its
+/// encode: the source — lanes `first .. first + 8` of `channels`, clamped as `quad8_srgb`
+/// does (NaN and −0 pass through) — blended over the pair's texels `old` when `BLEND`
+/// (colour channels decoded to linear; source factor alpha when `ALPHA`, else one).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
+unsafe fn pair_colour_srgb<const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
     channels: &[&[u32; WARP_LANES]; 4],
     first: usize,
     old: std::arch::x86_64::__m256i,
@@ -819,7 +871,7 @@ unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, co
     let dst: [__m256; 4] = std::array::from_fn(|c| {
         let shift = _mm_cvtsi32_si128(8 * byte[c]);
         let codes = _mm256_and_si256(_mm256_srl_epi32(old, shift), mask);
-        if SRGB && c != 3 {
+        if c != 3 {
             // SAFETY: AVX2 (this function's target features); codes are bytes.
             unsafe { srgb8_to_linear_avx2(codes) }
         } else {
@@ -835,7 +887,7 @@ unsafe fn pair_colour<const SRGB: bool, const BLEND: bool, const ALPHA: bool, co
     })
 }
 
-/// [`pair_store`]'s shuffle, for RGBA (row 0) and BGRA (row 1): in each quad's 16 bytes,
+/// [`pair_pack`]'s shuffle, for RGBA (row 0) and BGRA (row 1): in each quad's 16 bytes,
 /// pixel `i`'s byte for channel `c` ([`Unorm8Order::bytes`]) takes byte `4c + i` of the
 /// narrowed codes (channel-major).
 #[cfg(target_arch = "x86_64")]
@@ -859,20 +911,17 @@ static PAIR_PACK_ORDER: [[i8; 32]; 2] = {
     [order(Unorm8Order::Rgba), order(Unorm8Order::Bgra)]
 };
 
-/// A pair's codes packed into its texels' channel bytes and written where `cov` (each quad's
-/// coverage word) has a pixel's bit 0 set; the other texels keep their bytes `old`.
+/// A pair's codes (channel-major, 32-bit lanes: each register a channel's eight pixels)
+/// narrowed to bytes and moved to their pixels' channel bytes: the pair's new texels.
 ///
 /// # Safety
-/// The CPU must support AVX2; each pointer addresses 16 writable bytes.
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn pair_store<const BGRA: bool>(
+unsafe fn pair_pack<const BGRA: bool>(
     codes: [std::arch::x86_64::__m256i; 4],
-    old: std::arch::x86_64::__m256i,
-    cov: [i32; 2],
-    [t0, t1]: [*mut [u8; 16]; 2],
-) {
+) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     // The codes (each below 256) narrowed to bytes — per quad, channel by channel, four
     // pixels each — then moved to their pixels' channel bytes by one shuffle.
@@ -881,7 +930,24 @@ unsafe fn pair_store<const BGRA: bool>(
     let bytes = _mm256_packus_epi16(lo, hi);
     // SAFETY: the table rows are 32 readable bytes.
     let order = unsafe { _mm256_loadu_si256(PAIR_PACK_ORDER[BGRA as usize].as_ptr().cast()) };
-    let packed = _mm256_shuffle_epi8(bytes, order);
+    _mm256_shuffle_epi8(bytes, order)
+}
+
+/// A pair's new texels `packed` written where `cov` (each quad's coverage word) has a
+/// pixel's bit 0 set; the other texels keep their bytes `old`.
+///
+/// # Safety
+/// The CPU must support AVX2; each pointer addresses 16 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn pair_merge_store(
+    packed: std::arch::x86_64::__m256i,
+    old: std::arch::x86_64::__m256i,
+    cov: [i32; 2],
+    [t0, t1]: [*mut [u8; 16]; 2],
+) {
+    use std::arch::x86_64::*;
     let bits = _mm256_set_epi32(1 << 24, 1 << 16, 1 << 8, 1, 1 << 24, 1 << 16, 1 << 8, 1);
     let words = _mm256_set_epi32(
         cov[1], cov[1], cov[1], cov[1], cov[0], cov[0], cov[0], cov[0],
@@ -892,30 +958,6 @@ unsafe fn pair_store<const BGRA: bool>(
     unsafe {
         _mm_storeu_si128(t0.cast(), _mm256_castsi256_si128(merged));
         _mm_storeu_si128(t1.cast(), _mm256_extracti128_si256(merged, 1));
-    }
-}
-
-/// A linear pair whose unorm encode needs the exact rounding's correction: [`pair_colour`]
-/// again, [`unorm8_encode_x4_avx2`], then [`pair_store`] — the rare path of
-/// [`Rop::write_quad_pairs_avx2`], out of line.
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA; each pointer addresses 16 writable bytes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[cold]
-#[inline(never)]
-unsafe fn pair_write_exact<const BLEND: bool, const ALPHA: bool, const BGRA: bool>(
-    channels: &[&[u32; WARP_LANES]; 4],
-    first: usize,
-    old: std::arch::x86_64::__m256i,
-    cov: [i32; 2],
-    texels: [*mut [u8; 16]; 2],
-) {
-    // SAFETY: AVX2 and FMA, and the texels (this function's contract).
-    unsafe {
-        let out = pair_colour::<false, BLEND, ALPHA, BGRA>(channels, first, old);
-        pair_store::<BGRA>(unorm8_encode_x4_avx2(out), old, cov, texels)
     }
 }
 
@@ -989,7 +1031,7 @@ mod tests {
         ] {
             let rop = Rop::new(
                 ColorTargetState {
-                    format: TextureFormat::Rgba8Unorm,
+                    format: TextureFormat::Rgba8UnormSrgb,
                     blend: Some(state),
                     write_mask: crate::state::ColorWrites::ALL,
                 },
@@ -1091,8 +1133,8 @@ mod tests {
 
     /// The two-quad AVX2 path writes what two calls of the quad path write, bit for bit,
     /// for the states it serves in both channel orders (linear and sRGB), with colours from
-    /// registers holding one to four channels — white over white among them, for the short
-    /// encode without its top clamp.
+    /// registers holding one to four channels — white over white among them (the largest
+    /// fixed-point sums), and values past `i32`'s range once scaled.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn quad_pair_path_equals_quad_path() {
@@ -1128,23 +1170,24 @@ mod tests {
                 assert!(rop.has_pair_path(1));
                 for round in 0..4_000 {
                     let channels = 1 + round % 4;
-                    // Colours slightly outside [0, 1], the odd NaN and many exact ones (an
-                    // "over" blend of ones over ones is where its sum can pass 1 by a
-                    // rounding), in a warp's registers.
+                    // Colours slightly outside [0, 1], the odd NaN, infinity or huge value,
+                    // and many exact ones (an "over" blend of ones over ones makes the
+                    // largest sums), in a warp's registers.
                     let mut regs = vec![[0u32; WARP_LANES]; channels];
                     for v in regs.iter_mut().flatten() {
                         let r = next();
                         *v = if r % 97 == 0 {
                             f32::NAN.to_bits()
+                        } else if r % 89 == 0 {
+                            [f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9][r as usize / 89 % 4]
+                                .to_bits()
                         } else if r % 5 == 0 {
                             1.0f32.to_bits()
                         } else {
                             ((r >> 8) as f32 / (1u32 << 24) as f32 * 1.2 - 0.1).to_bits()
                         };
                     }
-                    // Now and then a value at a code's rounding edge (give or take an ulp),
-                    // whose encode needs the exact rounding's correction: the pair path
-                    // then redoes its pair out of line.
+                    // Now and then a value at a code's rounding edge (give or take an ulp).
                     if round % 4 == 0 {
                         let edge = (next() % 255) as f32 + 0.5;
                         let bits = (edge / 255.0).to_bits() + next() % 3 - 1;

@@ -991,13 +991,17 @@ fn float_to_u32_sat(v: f32) -> u32 {
     v.round() as u32
 }
 
-/// Float to unorm code with `max` = 2^bits − 1: NaN → 0, clamp to [0, 1], round to nearest.
+/// Float to unorm code with `max` = 2^bits − 1 (at most 65535): NaN → 0, clamp to
+/// [0, 1], multiply by `max` in single precision, round to nearest even — D3D's FLOAT →
+/// UNORM rule, and what one instruction per vector does (`cvtps2dq`). Vulkan §3.9.2 asks
+/// for one of the two integers nearest the product, and an integer product kept: the
+/// rounded product is within half an ulp of the exact one, so its rounding is the exact
+/// one or, for a product within that of a midpoint, the other neighbour; an integer below
+/// 2^24 is its own rounded product.
 #[inline]
 fn unorm(x: f32, max: f32) -> u32 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-    // Exact in f64 (a 24-bit mantissa times a ≤ 32-bit max); the sum is non-negative, so
-    // truncation is the floor.
-    (x as f64 * max as f64 + 0.5) as u32
+    (x * max).round_ties_even() as u32
 }
 
 /// Float to snorm code with `max` = 2^(bits−1) − 1: NaN → 0, clamp to [−1, 1], round to
@@ -1095,13 +1099,19 @@ fn encode_rgb9e5(c: [f32; 4]) -> u32 {
 mod tests {
     use super::*;
 
-    /// The truncating unorm/snorm rounding equals floor(v + 0.5) / round-half-away on every
-    /// code's midpoint neighbourhood and on a sweep of the range.
+    /// The unorm rounding is the single-precision product rounded to nearest even, one of
+    /// the two integers nearest the exact product; the snorm rounding is round-half-away of the exact
+    /// product: on every code's midpoint neighbourhood and on a sweep of the range.
     #[test]
     fn unorm_and_snorm_round_like_the_reference() {
+        // The single-precision product, rounded to nearest even by hand: its fraction
+        // compared with one half.
         let reference_unorm = |x: f32, max: f32| {
             let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-            (x as f64 * max as f64 + 0.5).floor() as u32
+            let p = x * max;
+            let (whole, fraction) = (p.floor(), p - p.floor());
+            let up = fraction > 0.5 || (fraction == 0.5 && whole as u32 % 2 == 1);
+            whole as u32 + up as u32
         };
         let reference_snorm = |x: f32, max: f32| {
             let x = if x.is_nan() { 0.0 } else { x.clamp(-1.0, 1.0) };
@@ -1115,7 +1125,18 @@ mod tests {
             }
             values.extend((0..10_000).map(|i| i as f32 / 9_999.0 * 2.0 - 1.0));
             for x in values {
-                assert_eq!(unorm(x, max), reference_unorm(x, max), "unorm {x} × {max}");
+                let code = unorm(x, max);
+                assert_eq!(code, reference_unorm(x, max), "unorm {x} × {max}");
+                let exact = if x.is_nan() {
+                    0.0
+                } else {
+                    x.clamp(0.0, 1.0) as f64 * max as f64
+                };
+                assert!(
+                    (code as f64 - exact).abs() < 1.0
+                        && (exact.fract() != 0.0 || code as f64 == exact),
+                    "unorm {x} × {max}: {code} is not a nearest integer of {exact}"
+                );
                 assert_eq!(snorm(x, max), reference_snorm(x, max), "snorm {x} × {max}");
             }
         }

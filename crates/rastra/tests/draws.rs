@@ -219,8 +219,10 @@ fn alpha_blending_in_unorm8() {
     }
     s.queue.submit([encoder.finish().unwrap()]).unwrap();
     let img = s.queue.read_texture(&color).unwrap();
-    // Colour 0.5·red + 0.5·blue; alpha (One, OneMinusSrcAlpha): 0.5 + 1·0.5 = 1.
-    assert_eq!(pixel(&img, 8, 4, 4), [128, 0, 128, 255]);
+    // An 8-bit target blends in fixed point: the source alpha 0.5 is code 128 (127.5 to
+    // even), so red 255·128/255 = 128 and blue 255·(255 − 128)/255 = 127; alpha (One,
+    // OneMinusSrcAlpha): (128·255 + 255·127)/255 = 255.
+    assert_eq!(pixel(&img, 8, 4, 4), [128, 0, 127, 255]);
 }
 
 /// Clears are fast clears: each 64×64 tile's clear is written before its first triangle or

@@ -21,19 +21,14 @@ pub fn encode_unorm8_m128(x: std::arch::x86_64::__m128) -> std::arch::x86_64::__
     unsafe {
         // `maxps` returns its second operand when either is NaN: NaN → 0.
         let x = _mm_min_ps(_mm_max_ps(x, _mm_setzero_ps()), _mm_set1_ps(1.0));
-        let (k, half) = (_mm_set1_pd(255.0), _mm_set1_pd(0.5));
-        let lo = _mm_cvtps_pd(x);
-        let hi = _mm_cvtps_pd(_mm_movehl_ps(x, x));
-        // The sums lie in [0.5, 255.5]: truncation is the floor.
-        let lo = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(lo, k), half));
-        let hi = _mm_cvttpd_epi32(_mm_add_pd(_mm_mul_pd(hi, k), half));
-        _mm_unpacklo_epi64(lo, hi)
+        // `cvtps2dq` rounds to nearest even (the default rounding mode).
+        _mm_cvtps_epi32(_mm_mul_ps(x, _mm_set1_ps(255.0)))
     }
 }
 
 /// [`encode_unorm8`] of four values at once (as 32-bit codes). On x86-64 it is SSE2 code
-/// (part of the baseline): clamp in f32, then the exact f64 product and rounding, two lanes
-/// per instruction; elsewhere the scalar rule lane by lane.
+/// (part of the baseline), four lanes per instruction; elsewhere the scalar rule lane by
+/// lane.
 #[inline]
 pub fn encode_unorm8_x4(v: [f32; 4]) -> [u32; 4] {
     #[cfg(target_arch = "x86_64")]
@@ -369,130 +364,44 @@ pub unsafe fn unorm8_decode_avx2(codes: std::arch::x86_64::__m256i) -> std::arch
     _mm256_fmadd_ps(c, _mm256_set1_ps(hi), _mm256_mul_ps(c, _mm256_set1_ps(lo)))
 }
 
-/// [`encode_unorm8`] of eight values (codes in 32-bit lanes), exactly: the clamp (NaN → 0),
-/// then ⌊x · 255 + ½⌋ of the exact product, in single precision. z = x · 255 + ½ rounded
-/// once (a fused multiply-add) is off by its rounding error d = (x · 255 + ½) − z, at most
-/// half an ulp of z, and z is a multiple of its ulp, as every integer below 256 is: so
-/// ⌊z + d⌋ = ⌊z⌋, except when z is an integer and d < 0 (one less). Such a z is rare (about
-/// one value in 2¹⁶ away from the codes' midpoints), so d — the exact x · 255 − (z − ½)
-/// (z − ½ is exact), whose sign a second fused multiply-add gets right whatever it rounds —
-/// is only computed when some lane's z is an integer. Tested against the generic rule at
-/// every code's rounding boundary.
+/// [`encode_unorm8`] of eight values (codes in 32-bit lanes): the clamp (NaN → 0), the
+/// product by 255 and `cvtps2dq`'s rounding to nearest even — the rule's operations, so its
+/// bits.
 ///
 /// # Safety
-/// The CPU must support AVX2 and FMA.
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2")]
 #[inline]
 pub unsafe fn unorm8_encode_avx2(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
-    // SAFETY: AVX2 and FMA (this function's contract).
-    let (x, z, floor, integer) = unsafe { unorm8_encode_start(x, true) };
-    if _mm256_movemask_ps(integer) != 0 {
-        // SAFETY: as above.
-        return unsafe { unorm8_encode_exact(x, z, floor) };
-    }
-    _mm256_cvttps_epi32(floor)
-}
-
-/// [`unorm8_encode_avx2`] of four registers (a colour's channels), with one test of whether
-/// any lane needs the exact correction.
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-pub unsafe fn unorm8_encode_x4_avx2(
-    x: [std::arch::x86_64::__m256; 4],
-) -> [std::arch::x86_64::__m256i; 4] {
-    // SAFETY: AVX2 and FMA (this function's contract).
-    unsafe {
-        match unorm8_encode_x4_short_avx2(x, true) {
-            Some(codes) => codes,
-            // The rare case: the first step again, then the correction.
-            None => x.map(|x| {
-                let (x, z, floor, _) = unorm8_encode_start(x, true);
-                unorm8_encode_exact(x, z, floor)
-            }),
-        }
-    }
-}
-
-/// [`unorm8_encode_x4_avx2`] when no lane needs the exact correction (no z is an integer),
-/// else `None` — for a caller that would rather redo the colour from its inputs on that
-/// rare path than keep the encode's intermediate values alive through it.
-///
-/// `clamp_top` false leaves out the clamp to 1 for a caller whose every lane is NaN or
-/// below 1 + 2⁻¹⁰ (an "over" blend of values in [0, 1] exceeds 1 by a few roundings at
-/// most): a lane above 1 then has z in (255.5, 255.75], so ⌊z⌋ is 255 and z no integer —
-/// the code of the clamped value. (A constant at the call site: the clamp goes once
-/// inlined.)
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-pub unsafe fn unorm8_encode_x4_short_avx2(
-    x: [std::arch::x86_64::__m256; 4],
-    clamp_top: bool,
-) -> Option<[std::arch::x86_64::__m256i; 4]> {
-    use std::arch::x86_64::*;
-    // SAFETY: AVX2 and FMA (this function's contract).
-    let parts = x.map(|x| unsafe { unorm8_encode_start(x, clamp_top) });
-    let any = _mm256_or_ps(
-        _mm256_or_ps(parts[0].3, parts[1].3),
-        _mm256_or_ps(parts[2].3, parts[3].3),
-    );
-    (_mm256_movemask_ps(any) == 0).then(|| parts.map(|(_, _, floor, _)| _mm256_cvttps_epi32(floor)))
-}
-
-/// The encode's first step: the clamped value, z = x · 255 + ½ (one rounding), ⌊z⌋, and
-/// the lanes where z is an integer. Without `clamp_top`, only the clamp below (see
-/// [`unorm8_encode_x4_short_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-unsafe fn unorm8_encode_start(
-    x: std::arch::x86_64::__m256,
-    clamp_top: bool,
-) -> (
-    std::arch::x86_64::__m256,
-    std::arch::x86_64::__m256,
-    std::arch::x86_64::__m256,
-    std::arch::x86_64::__m256,
-) {
-    use std::arch::x86_64::*;
-    let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
-    let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
     // `max` returns its second operand for NaN: 0.
-    let x = _mm256_max_ps(x, zero);
-    let x = if clamp_top { _mm256_min_ps(x, one) } else { x };
-    let z = _mm256_fmadd_ps(x, k, half);
-    let floor = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(z);
-    (x, z, floor, _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z))
+    let x = _mm256_min_ps(_mm256_max_ps(x, _mm256_setzero_ps()), _mm256_set1_ps(1.0));
+    _mm256_cvtps_epi32(_mm256_mul_ps(x, _mm256_set1_ps(255.0)))
 }
 
-/// The codes with the correction: one less where z is an integer and the exact residual
-/// is negative.
+/// [`encode_unorm8`] of two registers of eight values, as sixteen 16-bit codes: in each
+/// 128-bit half, the four codes of `a`'s lanes there, then `b`'s (`packus_epi32`'s order).
+/// The clamp below comes from the packing: NaN, −∞ and products past `i32`'s range
+/// convert to `i32::MIN`, and every negative value saturates to 0. So only the clamp to 1
+/// is made (NaN kept, `minps` returning its second operand), then the product by 255 and
+/// the rounding to nearest even — the rule's codes.
+///
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[cold]
-unsafe fn unorm8_encode_exact(
-    x: std::arch::x86_64::__m256,
-    z: std::arch::x86_64::__m256,
-    floor: std::arch::x86_64::__m256,
+#[target_feature(enable = "avx2")]
+#[inline]
+pub unsafe fn unorm8_encode_pack_avx2(
+    a: std::arch::x86_64::__m256,
+    b: std::arch::x86_64::__m256,
 ) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
-    let (k, half) = (_mm256_set1_ps(255.0), _mm256_set1_ps(0.5));
-    let d = _mm256_fmsub_ps(x, k, _mm256_sub_ps(z, half));
-    let below = _mm256_and_ps(
-        _mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z),
-        _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps()),
-    );
-    // `below` is all ones (−1) where the code is one less.
-    _mm256_add_epi32(_mm256_cvttps_epi32(floor), _mm256_castps_si256(below))
+    // (No closure: one would be compiled without this function's target features.)
+    let (one, k) = (_mm256_set1_ps(1.0), _mm256_set1_ps(255.0));
+    let a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_min_ps(one, a), k));
+    let b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_min_ps(one, b), k));
+    _mm256_packus_epi32(a, b)
 }
 
 /// [`linear_to_srgb8`] given the tables.
@@ -563,10 +472,10 @@ mod tests {
         }
     }
 
-    /// The eight-lane encodes (one register, four) equal the generic rule: NaN,
-    /// infinities, signed zeros, values outside [0, 1], every code's rounding boundary ± 64
-    /// ulps, and every 61st float of [0, 1]; the short form without its top clamp equals the
-    /// clamped one below its bound (the 64 floats above 1, the last below the bound).
+    /// The eight-lane encodes (one register; two packed to 16-bit codes) equal the generic
+    /// rule: NaN, infinities, signed zeros, values outside [0, 1] and past `i32`'s range
+    /// once scaled, every code's rounding boundary ± 64 ulps, and every 61st float of
+    /// [0, 1].
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn eight_lane_unorm8_encode_equals_the_generic_rule() {
@@ -584,6 +493,10 @@ mod tests {
             1.0,
             -1e-30,
             1.5,
+            1e30,
+            -1e30,
+            -0.002,
+            -0.0019,
             f32::from_bits(1),
         ];
         for code in 0..256 {
@@ -592,61 +505,28 @@ mod tests {
             xs.extend((bits - 64..=bits + 64).map(|b| f32::from_bits(b as u32)));
         }
         xs.extend((0..=1.0f32.to_bits()).step_by(61).map(f32::from_bits));
-        // Just above 1, up to the bound of the short form without its top clamp.
-        let bound = 1.0 + 1.0 / 1024.0f32;
-        xs.extend((1..=64).map(|k| f32::from_bits(1.0f32.to_bits() + k)));
-        xs.push(f32::from_bits(bound.to_bits() - 1));
-        for eight in xs.chunks(8) {
-            let mut lanes = [0.0f32; 8];
-            lanes[..eight.len()].copy_from_slice(eight);
-            let mut got = [0i32; 8];
-            let mut four = [[0i32; 8]; 4];
-            // SAFETY: `wide()` said the CPU has AVX2 and FMA; eight lanes loaded and stored.
+        for sixteen in xs.chunks(16) {
+            let mut lanes = [0.0f32; 16];
+            lanes[..sixteen.len()].copy_from_slice(sixteen);
+            let want = lanes.map(|x| unorm(x, 255.0) as i32);
+            let mut got = [0i32; 16];
+            let mut packed = [0u16; 16];
+            // SAFETY: `wide()` said the CPU has AVX2; eight or sixteen lanes loaded and
+            // stored.
             unsafe {
-                let v = _mm256_loadu_ps(lanes.as_ptr());
-                _mm256_storeu_si256(got.as_mut_ptr().cast(), unorm8_encode_avx2(v));
-                // The same lanes as one of four channels (the others exact codes' centres:
-                // no correction of their own).
-                let centre = _mm256_set1_ps(100.0 / 255.0);
-                let codes = unorm8_encode_x4_avx2([centre, v, centre, centre]);
-                for (f, c) in four.iter_mut().zip(codes) {
-                    _mm256_storeu_si256(f.as_mut_ptr().cast(), c);
-                }
-                // The short form gives the same codes, or declines exactly when some lane
-                // needs the correction.
-                let short = unorm8_encode_x4_short_avx2([centre, v, centre, centre], true);
-                let (_, z, floor, _) = unorm8_encode_start(v, true);
-                let integer = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(floor, z)) != 0;
-                assert_eq!(short.is_none(), integer, "{eight:?}");
-                if let Some(short) = short {
-                    for (f, c) in four.iter().zip(short) {
-                        let mut s = [0i32; 8];
-                        _mm256_storeu_si256(s.as_mut_ptr().cast(), c);
-                        assert_eq!(&s, f, "{eight:?}");
-                    }
-                }
-                // Without the top clamp, for lanes NaN or below the bound (the others
-                // replaced by 1): what the clamped short form gives.
-                let under = lanes.map(|x| if x.is_nan() || x < bound { x } else { 1.0 });
-                let u = _mm256_loadu_ps(under.as_ptr());
-                let clamped = unorm8_encode_x4_short_avx2([centre, u, centre, centre], true);
-                let open = unorm8_encode_x4_short_avx2([centre, u, centre, centre], false);
-                let bits = |c: Option<[__m256i; 4]>| {
-                    c.map(|c| {
-                        c.map(|v| {
-                            let mut s = [0i32; 8];
-                            _mm256_storeu_si256(s.as_mut_ptr().cast(), v);
-                            s
-                        })
-                    })
-                };
-                assert_eq!(bits(open), bits(clamped), "{under:?}");
+                let (a, b) = (
+                    _mm256_loadu_ps(lanes.as_ptr()),
+                    _mm256_loadu_ps(lanes[8..].as_ptr()),
+                );
+                _mm256_storeu_si256(got.as_mut_ptr().cast(), unorm8_encode_avx2(a));
+                _mm256_storeu_si256(got[8..].as_mut_ptr().cast(), unorm8_encode_avx2(b));
+                _mm256_storeu_si256(packed.as_mut_ptr().cast(), unorm8_encode_pack_avx2(a, b));
             }
-            for (l, x) in lanes.iter().enumerate() {
-                let want = unorm(*x, 255.0) as i32;
-                assert_eq!(got[l], want, "{x:e}");
-                assert_eq!(four.map(|f| f[l]), [100, want, 100, 100], "{x:e}");
-            }
+            assert_eq!(got, want, "{sixteen:?}");
+            // packus order: per 128-bit half, a's four lanes then b's.
+            let order = [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15];
+            let unpacked = order.map(|i| want[i] as u16);
+            assert_eq!(packed, unpacked, "{sixteen:?}");
         }
     }
 
