@@ -125,10 +125,7 @@ fn reduced_lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32)
     outside
 }
 
-/// [`reduced_lanes`] written out for AVX2, eight lanes a step: the same IEEE operations in
-/// the same order (so the same bits), but where the eight lanes' quadrants agree on odd or
-/// even — most steps, arguments moving slowly across a pixel row — only the polynomial those
-/// quadrants take is evaluated.
+/// [`reduced_lanes`] written out for AVX2, eight lanes a step ([`reduced_step_avx2`]).
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -140,55 +137,187 @@ unsafe fn reduced_lanes_avx2(
     phase: u32,
 ) -> bool {
     use std::arch::x86_64::*;
-    let c = _mm256_set1_ps;
-    let (abs, sign) = (
-        _mm256_set1_epi32(0x7fff_ffff),
-        _mm256_set1_epi32(0x8000_0000u32 as i32),
-    );
     let mut outside = _mm256_setzero_ps();
     for (x, o) in a.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
         // SAFETY: eight lanes are 32 readable bytes.
         let bits = unsafe { _mm256_loadu_si256(x.as_ptr().cast()) };
-        let ax = _mm256_castsi256_ps(_mm256_and_si256(bits, abs));
-        let t = _mm256_add_ps(
-            _mm256_mul_ps(ax, c(std::f32::consts::FRAC_2_PI)),
-            c(ROUNDER),
-        );
-        let j = _mm256_sub_ps(t, c(ROUNDER));
-        let r = _mm256_sub_ps(ax, _mm256_mul_ps(j, c(P1)));
-        let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P2)));
-        let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P3)));
-        let z = _mm256_mul_ps(r, r);
-        let sin = || {
-            let p = _mm256_add_ps(c(S2), _mm256_mul_ps(z, c(S3)));
-            let p = _mm256_add_ps(c(S1), _mm256_mul_ps(z, p));
-            _mm256_add_ps(r, _mm256_mul_ps(_mm256_mul_ps(r, z), p))
-        };
-        let cos = || {
-            let p = _mm256_add_ps(c(C2), _mm256_mul_ps(z, c(C3)));
-            let p = _mm256_add_ps(c(C1), _mm256_mul_ps(z, p));
-            let head = _mm256_sub_ps(c(1.0), _mm256_mul_ps(c(0.5), z));
-            _mm256_add_ps(head, _mm256_mul_ps(_mm256_mul_ps(z, z), p))
-        };
-        let quadrant = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(phase as i32));
-        // Bit 0 of each quadrant in the sign bit: the lanes taking the cosine.
-        let odd = _mm256_castsi256_ps(_mm256_slli_epi32::<31>(quadrant));
-        let v = match _mm256_movemask_ps(odd) {
-            0 => sin(),
-            0xff => cos(),
-            _ => _mm256_blendv_ps(sin(), cos(), odd),
-        };
-        let mut flip = _mm256_slli_epi32::<30>(_mm256_and_si256(quadrant, _mm256_set1_epi32(2)));
-        if phase == 0 {
-            flip = _mm256_xor_si256(flip, _mm256_and_si256(bits, sign));
-        }
-        let v = _mm256_xor_si256(_mm256_castps_si256(v), flip);
+        // SAFETY: AVX2 (this function's contract).
+        let (v, out_of_range) = unsafe { reduced_step_avx2(bits, phase) };
         // SAFETY: eight lanes are 32 writable bytes.
         unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), v) };
-        // Out of range: not |x| ≤ RANGE (NaN included).
-        outside = _mm256_or_ps(outside, _mm256_cmp_ps::<_CMP_NLE_UQ>(ax, c(RANGE)));
+        outside = _mm256_or_ps(outside, out_of_range);
     }
     _mm256_movemask_ps(outside) != 0
+}
+
+/// [`reduced`] of eight lanes (raw bits) in AVX2: the same IEEE operations in the same
+/// order (so the same bits), but where the eight lanes' quadrants agree on odd or even —
+/// most steps, arguments moving slowly across a pixel row — only the polynomial those
+/// quadrants take is evaluated. Returns the results and the lanes out of range (not
+/// |x| ≤ RANGE, NaN included), whose results are meaningless.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn reduced_step_avx2(
+    bits: std::arch::x86_64::__m256i,
+    phase: u32,
+) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256) {
+    use std::arch::x86_64::*;
+    let c = _mm256_set1_ps;
+    let ax = _mm256_castsi256_ps(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff)));
+    let t = _mm256_add_ps(
+        _mm256_mul_ps(ax, c(std::f32::consts::FRAC_2_PI)),
+        c(ROUNDER),
+    );
+    let j = _mm256_sub_ps(t, c(ROUNDER));
+    let r = _mm256_sub_ps(ax, _mm256_mul_ps(j, c(P1)));
+    let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P2)));
+    let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P3)));
+    let z = _mm256_mul_ps(r, r);
+    let quadrant = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(phase as i32));
+    // Bit 0 of each quadrant in the sign bit: the lanes taking the cosine.
+    let odd = _mm256_castsi256_ps(_mm256_slli_epi32::<31>(quadrant));
+    // (Plain calls, not closures: a closure would be compiled without AVX2.)
+    // SAFETY: AVX2 (this function's contract).
+    let v = unsafe {
+        match _mm256_movemask_ps(odd) {
+            0 => sin_poly_avx2(r, z),
+            0xff => cos_poly_avx2(z),
+            _ => _mm256_blendv_ps(sin_poly_avx2(r, z), cos_poly_avx2(z), odd),
+        }
+    };
+    let mut flip = _mm256_slli_epi32::<30>(_mm256_and_si256(quadrant, _mm256_set1_epi32(2)));
+    if phase == 0 {
+        let sign = _mm256_set1_epi32(0x8000_0000u32 as i32);
+        flip = _mm256_xor_si256(flip, _mm256_and_si256(bits, sign));
+    }
+    let v = _mm256_xor_si256(_mm256_castps_si256(v), flip);
+    (v, _mm256_cmp_ps::<_CMP_NLE_UQ>(ax, c(RANGE)))
+}
+
+/// [`reduced`]'s sine polynomial of eight remainders `r` (`z` = r²).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sin_poly_avx2(
+    r: std::arch::x86_64::__m256,
+    z: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let c = _mm256_set1_ps;
+    let p = _mm256_add_ps(c(S2), _mm256_mul_ps(z, c(S3)));
+    let p = _mm256_add_ps(c(S1), _mm256_mul_ps(z, p));
+    _mm256_add_ps(r, _mm256_mul_ps(_mm256_mul_ps(r, z), p))
+}
+
+/// [`reduced`]'s cosine polynomial of eight squared remainders `z`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn cos_poly_avx2(z: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let c = _mm256_set1_ps;
+    let p = _mm256_add_ps(c(C2), _mm256_mul_ps(z, c(C3)));
+    let p = _mm256_add_ps(c(C1), _mm256_mul_ps(z, p));
+    let head = _mm256_sub_ps(c(1.0), _mm256_mul_ps(c(0.5), z));
+    _mm256_add_ps(head, _mm256_mul_ps(_mm256_mul_ps(z, z), p))
+}
+
+/// [`sin`] (`phase` 0) or [`cos`] (`phase` 1) of register `a` of a warp's register file
+/// into register `dst` (the same register or another). With AVX2 it reads the argument
+/// straight from the file, each eight lanes as two 16-byte loads — the compiled code that
+/// wrote it a moment ago stored 16 bytes at a time, and a wider load of two such stores
+/// still in flight waits for them to reach the cache — and writes each step's lanes after
+/// reading them, so no copy of the argument is made; a lane out of range takes the
+/// library's value in its step.
+#[inline(always)]
+fn lanes_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize, phase: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if rastra_texture::cpu::wide() {
+        assert!(a < regs.len() && dst < regs.len(), "registers of the file");
+        let base = regs.as_mut_ptr();
+        // SAFETY: `wide()` is true only when the CPU has AVX2; both registers are inside
+        // the file (asserted), and nothing else accesses it during the call.
+        unsafe { reduced_file_avx2(base.add(a).cast(), base.add(dst).cast(), phase) };
+        return;
+    }
+    let x = regs[a];
+    lanes(&x, &mut regs[dst], phase)
+}
+
+/// [`lanes_in_file`]'s AVX2 loop over a register's `WARP_LANES` lanes at `src` into `dst`
+/// (which may be `src`).
+///
+/// # Safety
+/// The CPU must support AVX2; `src` and `dst` address `WARP_LANES` lanes each, readable and
+/// writable respectively, which are either the same or disjoint, and which nothing else
+/// accesses during the call.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
+    use std::arch::x86_64::*;
+    for step in (0..WARP_LANES).step_by(8) {
+        // SAFETY: lanes `step .. step + 8` are inside both registers (the contract); this
+        // step's lanes are read before they are written.
+        unsafe {
+            let at = src.add(step);
+            let bits = _mm256_set_m128i(
+                _mm_loadu_si128(at.add(4).cast()),
+                _mm_loadu_si128(at.cast()),
+            );
+            let (v, outside) = reduced_step_avx2(bits, phase);
+            let out = dst.add(step);
+            _mm256_storeu_si256(out.cast(), v);
+            let outside = _mm256_movemask_ps(outside);
+            if outside != 0 {
+                library_lanes(bits, outside, out, phase);
+            }
+        }
+    }
+}
+
+/// The library's sine or cosine for the lanes of `bits` flagged in `outside`, written over
+/// the step's results at `out`: arguments out of the reduction's range (rare).
+///
+/// # Safety
+/// The CPU must support AVX; `out` addresses eight writable lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[cold]
+#[inline(never)]
+unsafe fn library_lanes(bits: std::arch::x86_64::__m256i, outside: i32, out: *mut u32, phase: u32) {
+    let mut x = [0u32; 8];
+    // SAFETY: eight lanes are 32 writable bytes; `out` addresses eight lanes (the contract).
+    unsafe { std::arch::x86_64::_mm256_storeu_si256(x.as_mut_ptr().cast(), bits) };
+    for (l, &b) in x.iter().enumerate() {
+        if outside & (1 << l) != 0 {
+            let x = f32::from_bits(b);
+            let v = if phase == 0 { x.sin() } else { x.cos() };
+            // SAFETY: as above.
+            unsafe { out.add(l).write(v.to_bits()) };
+        }
+    }
+}
+
+/// [`sin`] of register `a` into register `dst` of a warp's register file.
+#[inline(always)]
+pub(crate) fn sin_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
+    lanes_in_file(regs, a, dst, 0)
+}
+
+/// [`cos`] of register `a` into register `dst` of a warp's register file.
+#[inline(always)]
+pub(crate) fn cos_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
+    lanes_in_file(regs, a, dst, 1)
 }
 
 /// [`sin`] of every lane.
@@ -322,6 +451,30 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Sine and cosine from one register of a file into another or into itself equal the
+    /// lane function, out-of-range lanes included.
+    #[test]
+    fn in_file_lanes_equal_the_lane_function() {
+        let xs: [f32; WARP_LANES] = std::array::from_fn(|l| match l {
+            3 => f32::NAN,
+            7 => 1e9,
+            11 => -RANGE * 1.5,
+            40 => f32::NEG_INFINITY,
+            _ => (l as f32 - 20.0) * 0.77,
+        });
+        let a = xs.map(f32::to_bits);
+        for phase in [0, 1] {
+            let mut want = [0; WARP_LANES];
+            lanes(&a, &mut want, phase);
+            let mut regs = vec![a, [0; WARP_LANES], a];
+            lanes_in_file(&mut regs, 0, 1, phase);
+            lanes_in_file(&mut regs, 2, 2, phase);
+            assert_eq!(regs[0], a);
+            assert_eq!(regs[1], want, "phase {phase}");
+            assert_eq!(regs[2], want, "phase {phase}, in place");
         }
     }
 

@@ -565,16 +565,14 @@ rastra_texture::multiversion! {
 /// [`unary_wide`] for sine, the commonest of them in pixel shaders, in a function of its
 /// own: without the other operations' library calls around it, it needs no saved registers.
 pub(crate) fn sin_wide(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
-    let x = regs[a];
-    crate::trig::sin_lanes(&x, &mut regs[dst])
+    crate::trig::sin_in_file(regs, a, dst)
 }
 }
 
 rastra_texture::multiversion! {
 /// [`sin_wide`] for cosine.
 pub(crate) fn cos_wide(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize) {
-    let x = regs[a];
-    crate::trig::cos_lanes(&x, &mut regs[dst])
+    crate::trig::cos_in_file(regs, a, dst)
 }
 }
 
