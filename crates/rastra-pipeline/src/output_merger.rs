@@ -424,31 +424,39 @@ impl Rop {
 
     /// [`Rop::write_quad`] for pairs of quads, two at different positions at once, on a
     /// target [`Rop::has_pair_path`] serves: in pair `k`, quad `j` (0 or 1) has the texels
-    /// `texels[k][j]` and the coverage `coverage[2k + j]`, its colours are lanes
+    /// at `base + pairs[k] + j` (in quads of 16 bytes) and the coverage `coverage[2k + j]`, its colours are lanes
     /// `first + 8k + 4j .. first + 8k + 4j + 4` of the shader's output registers `regs`
     /// (channel-major; channels the shader does not write are (0, 0, 0, 1)). On linear
     /// targets, `quad8_linear_x86`'s codes and fixed-point blend, sixteen 16-bit lanes per
     /// AVX2 instruction ([`fixed::pair_avx2`]); on sRGB targets the colour channels are
     /// decoded, blended and encoded as `quad8_srgb` does (the decode table, the bucketed
     /// encode), eight lanes at once, through gathers. Either gives the quad path's bits.
-    /// `N` pairs in one call take the target's settings and constants once. Returns
-    /// (samples written, samples blended).
+    /// `N` pairs in one call take the target's settings and constants once; the quads'
+    /// addresses are made here, from `base` and the offsets (an array of addresses made by
+    /// the caller would be stored pointer by pointer and read back here with wider loads,
+    /// which wait for those stores to reach the cache). Returns (samples written, samples
+    /// blended).
     ///
     /// # Safety
     /// The CPU must support AVX2, FMA and POPCNT (`rastra_texture::cpu::wide`). Every
-    /// pointer addresses 16 bytes readable and writable for the call, which nothing else
+    /// quad named addresses 16 bytes readable and writable for the call, which nothing else
     /// accesses meanwhile, and the quads are different bytes.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt")]
     pub unsafe fn write_quad_pairs_avx2<const N: usize>(
         &self,
-        texels: [[*mut [u8; 16]; 2]; N],
+        base: *mut [u8; 16],
+        pairs: &[usize; N],
         coverage: &[[u8; 4]],
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
+        let quads = PairsAt {
+            base,
+            offsets: pairs.iter(),
+        };
         // SAFETY: the caller's contract.
-        unsafe { self.pairs_for_target(texels, N, coverage, regs, first) }
+        unsafe { self.pairs_for_target(quads, N, coverage, regs, first) }
     }
 
     /// [`Rop::write_quad_pairs_avx2`] for a run of pairs given by address: pair `k`'s
@@ -808,6 +816,26 @@ impl Rop {
             0
         };
         (written, blended)
+    }
+}
+
+/// The quad pairs of [`Rop::write_quad_pairs_avx2`]: pair `k` is the quads `base +
+/// offsets[k]` and the one after it.
+#[cfg(target_arch = "x86_64")]
+struct PairsAt<'a> {
+    base: *mut [u8; 16],
+    offsets: std::slice::Iter<'a, usize>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Iterator for PairsAt<'_> {
+    type Item = [*mut [u8; 16]; 2];
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let &u = self.offsets.next()?;
+        // The caller of `write_quad_pairs_avx2` vouches for these quads.
+        Some([self.base.wrapping_add(u), self.base.wrapping_add(u + 1)])
     }
 }
 
@@ -1203,12 +1231,10 @@ mod tests {
                     let coverage = [0; 6].map(|_| [0, 1, 2, 3].map(|_| (next() & 1) as u8));
                     let (mut pairs, mut quads) = (texels, texels);
                     let at = pairs.as_mut_ptr();
-                    // SAFETY: indices of `pairs`' six quads.
-                    let ptrs =
-                        [[0, 1], [2, 3], [4, 5]].map(|[i, j]| unsafe { [at.add(i), at.add(j)] });
-                    // SAFETY: `wide()` said the CPU has AVX2; the pointers address six
-                    // different quads of `pairs`, which nothing else uses during the call.
-                    let got = unsafe { rop.write_quad_pairs_avx2(ptrs, &coverage, &regs, 4) };
+                    // SAFETY: `wide()` said the CPU has AVX2; the pairs name six different
+                    // quads of `pairs`, which nothing else uses during the call.
+                    let got =
+                        unsafe { rop.write_quad_pairs_avx2(at, &[0, 2, 4], &coverage, &regs, 4) };
                     let mut want = (0, 0);
                     for k in 0..6 {
                         let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];

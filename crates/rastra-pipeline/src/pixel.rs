@@ -957,11 +957,14 @@ fn write_row_target(
         // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { surface.data.texels_mut(first, 16 * QUADS_PER_WARP) };
         let quad = texels.as_mut_ptr().cast::<[u8; 16]>();
-        // SAFETY: quads 0..QUADS_PER_WARP of those bytes.
-        let pairs = ROW_PAIR_QUADS.map(|u| unsafe { [quad.add(u), quad.add(u + 1)] });
-        // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the pointers
-        // address different quads of `texels`, which nothing else uses meanwhile.
-        return unsafe { surface.rop.write_quad_pairs_avx2(pairs, covs, regs, 0) };
+        // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the pairs
+        // name different quads 0..QUADS_PER_WARP of `texels`, which nothing else uses
+        // meanwhile.
+        return unsafe {
+            surface
+                .rop
+                .write_quad_pairs_avx2(quad, &ROW_PAIR_QUADS, covs, regs, 0)
+        };
     }
     let quads: [(u32, [u8; 4]); QUADS_PER_WARP] =
         std::array::from_fn(|q| (place(q) as u32, covs[q]));
