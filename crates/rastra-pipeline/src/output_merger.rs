@@ -424,7 +424,9 @@ impl Rop {
 
     /// [`Rop::write_quad`] for pairs of quads, two at different positions at once, on a
     /// target [`Rop::has_pair_path`] serves: in pair `k`, quad `j` (0 or 1) has the texels
-    /// at `base + pairs[k] + j` (in quads of 16 bytes) and the coverage `coverage[2k + j]`, its colours are lanes
+    /// at `base + pairs[k] + j` (in quads of 16 bytes) and the coverage `coverage[2k + j]`
+    /// (`None`: every pixel covered — the texels are then written without being read when
+    /// nothing is blended), its colours are lanes
     /// `first + 8k + 4j .. first + 8k + 4j + 4` of the shader's output registers `regs`
     /// (channel-major; channels the shader does not write are (0, 0, 0, 1)). On linear
     /// targets, `quad8_linear_x86`'s codes and fixed-point blend, sixteen 16-bit lanes per
@@ -447,7 +449,7 @@ impl Rop {
         &self,
         base: *mut [u8; 16],
         pairs: &[usize; N],
-        coverage: &[[u8; 4]],
+        coverage: Option<&[[u8; 4]]>,
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64) {
@@ -480,7 +482,7 @@ impl Rop {
     ) -> (u64, u64) {
         let (t, n) = (texels.iter().copied(), texels.len());
         // SAFETY: this function's contract.
-        unsafe { self.pairs_for_target(t, n, coverage, regs, first) }
+        unsafe { self.pairs_for_target(t, n, Some(coverage), regs, first) }
     }
 
     /// The pairs' loop made for the target's kind, picked once per call (no test of the
@@ -496,7 +498,7 @@ impl Rop {
         &self,
         texels: I,
         pairs: usize,
-        coverage: &[[u8; 4]],
+        coverage: Option<&[[u8; 4]]>,
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64)
@@ -529,7 +531,7 @@ impl Rop {
         &self,
         t: I,
         n: usize,
-        c: &[[u8; 4]],
+        c: Option<&[[u8; 4]]>,
         r: &[[u32; WARP_LANES]],
         f: usize,
         blend: bool,
@@ -571,7 +573,7 @@ impl Rop {
         &self,
         texels: I,
         pairs: usize,
-        coverage: &[[u8; 4]],
+        coverage: Option<&[[u8; 4]]>,
         regs: &[[u32; WARP_LANES]],
         first: usize,
     ) -> (u64, u64)
@@ -588,7 +590,9 @@ impl Rop {
                 self.state.blend.is_some() && self.blend_path == BlendPath::Alpha
             )
         );
-        assert!(coverage.len() >= 2 * pairs, "a coverage word per quad");
+        if let Some(coverage) = coverage {
+            assert!(coverage.len() >= 2 * pairs, "a coverage word per quad");
+        }
         // Each channel's register, chosen once: a channel the shader does not write is read
         // from a register holding its constant, so the loop loads all four alike.
         static UNWRITTEN: [[u32; WARP_LANES]; 2] =
@@ -608,16 +612,18 @@ impl Rop {
         let mut written = 0;
         for (k, [t0, t1]) in texels.into_iter().enumerate() {
             let first = first + 8 * k;
-            // SAFETY: each quad's texels are 16 readable bytes (the contract).
-            let old = unsafe {
-                _mm256_set_m128i(
-                    _mm_loadu_si128(t1.cast_const().cast()),
-                    _mm_loadu_si128(t0.cast_const().cast()),
-                )
+            // The old texels, unless every pixel is written without blending.
+            let old = if BLEND || coverage.is_some() {
+                // SAFETY: each quad's texels are 16 readable bytes (the contract).
+                unsafe {
+                    _mm256_set_m128i(
+                        _mm_loadu_si128(t1.cast_const().cast()),
+                        _mm_loadu_si128(t0.cast_const().cast()),
+                    )
+                }
+            } else {
+                _mm256_setzero_si256()
             };
-            // Pixel i of quad j is written when bit 0 of its coverage byte is set.
-            let cov = [coverage[2 * k], coverage[2 * k + 1]].map(|c| u32::from_le_bytes(c) as i32);
-            written += (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
             // SAFETY: AVX2 and FMA (this function's target features).
             let bytes = unsafe {
                 if SRGB {
@@ -641,8 +647,25 @@ impl Rop {
                     fixed::pair_avx2(src, old, over)
                 }
             };
-            // SAFETY: each quad's texels are 16 writable bytes (the contract); AVX2.
-            unsafe { pair_merge_store(bytes, old, cov, [t0, t1]) };
+            match coverage {
+                Some(coverage) => {
+                    // Pixel i of quad j is written when bit 0 of its coverage byte is set.
+                    let cov = [coverage[2 * k], coverage[2 * k + 1]]
+                        .map(|c| u32::from_le_bytes(c) as i32);
+                    written +=
+                        (cov[0] as u32).count_ones() as u64 + (cov[1] as u32).count_ones() as u64;
+                    // SAFETY: each quad's texels are 16 writable bytes (the contract); AVX2.
+                    unsafe { pair_merge_store(bytes, old, cov, [t0, t1]) };
+                }
+                None => {
+                    written += 8;
+                    // SAFETY: as above.
+                    unsafe {
+                        _mm_storeu_si128(t0.cast(), _mm256_castsi256_si128(bytes));
+                        _mm_storeu_si128(t1.cast(), _mm256_extracti128_si256(bytes, 1));
+                    }
+                }
+            }
         }
         (written, if BLEND { written } else { 0 })
     }
@@ -1233,8 +1256,9 @@ mod tests {
                     let at = pairs.as_mut_ptr();
                     // SAFETY: `wide()` said the CPU has AVX2; the pairs name six different
                     // quads of `pairs`, which nothing else uses during the call.
-                    let got =
-                        unsafe { rop.write_quad_pairs_avx2(at, &[0, 2, 4], &coverage, &regs, 4) };
+                    let got = unsafe {
+                        rop.write_quad_pairs_avx2(at, &[0, 2, 4], Some(&coverage), &regs, 4)
+                    };
                     let mut want = (0, 0);
                     for k in 0..6 {
                         let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
@@ -1245,6 +1269,22 @@ mod tests {
                         want = (want.0 + w, want.1 + b);
                     }
                     assert_eq!(pairs, quads, "{format:?} {blend:?} {regs:?} {coverage:?}");
+                    assert_eq!(got, want);
+                    // Every pixel covered, said by no coverage at all.
+                    let (mut pairs, mut quads) = (texels, texels);
+                    let at = pairs.as_mut_ptr();
+                    // SAFETY: as above.
+                    let got = unsafe { rop.write_quad_pairs_avx2(at, &[0, 2, 4], None, &regs, 4) };
+                    let mut want = (0, 0);
+                    for k in 0..6 {
+                        let mut colors: QuadColors = [[0.0; 4], [0.0; 4], [0.0; 4], [1.0; 4]];
+                        for (c, reg) in regs.iter().enumerate() {
+                            colors[c] = std::array::from_fn(|i| f32::from_bits(reg[4 + 4 * k + i]));
+                        }
+                        let (w, b) = rop.write_quad(&mut quads[k], 1, [1; 4], &colors);
+                        want = (want.0 + w, want.1 + b);
+                    }
+                    assert_eq!(pairs, quads, "{format:?} {blend:?} {regs:?}, all covered");
                     assert_eq!(got, want);
                     // A run by address in which quads repeat across pairs: each pair
                     // writes after the pairs before it, as quad-by-quad writes in that

@@ -916,15 +916,17 @@ fn shade_rows_for_cpu<'a, 'fb, 's>(
             .map(|c| u32::from_le_bytes(*c).count_ones() as u64)
             .sum::<u64>(),
     };
+    // Every pixel of the warp covered (the usual case): the ROP need not look.
+    let all = info.discarded == 0 && covered == 0x0101_0101;
     for (surface, regs) in color_writes(p, &pipe.colors, warp) {
-        count_writes(counters, write_row_target(surface, x, y, &covs, regs));
+        count_writes(counters, write_row_target(surface, x, y, &covs, all, regs));
     }
     Ok(())
 }
 }
 
 /// [`write_target`] for rows of four quads, quad `q` at pixel (x + 2 (q mod 4),
-/// y + 2 ⌊q / 4⌋) with the coverage `covs[q]`, x a multiple of 8 and y of
+/// y + 2 ⌊q / 4⌋) with the coverage `covs[q]` (every pixel when `all_covered`), x a multiple of 8 and y of
 /// 2 · [`ROWS_PER_WARP`] (a block's rows a warp holds: the whole block with 64-lane warps),
 /// one sample per pixel. In the surface's 8×8 Morton tiles quads 2k and 2k + 1 are 32
 /// adjacent bytes (the second quad of each pair is the first one with bit 1 of x set: four
@@ -937,6 +939,7 @@ fn write_row_target(
     x: u32,
     y: u32,
     covs: &[[u8; 4]; QUADS_PER_WARP],
+    all_covered: bool,
     regs: &[[u32; WARP_LANES]],
 ) -> (u64, u64) {
     // Quad `q`'s top-left pixel, and its tiled place: quad pair q / 2 at its fixed Morton
@@ -957,13 +960,14 @@ fn write_row_target(
         // SAFETY: the quads belong to the tile this worker owns (SharedSurface invariant).
         let texels = unsafe { surface.data.texels_mut(first, 16 * QUADS_PER_WARP) };
         let quad = texels.as_mut_ptr().cast::<[u8; 16]>();
+        let coverage = (!all_covered).then_some(&covs[..]);
         // SAFETY: `wide()` is true only when the CPU has AVX2, FMA and POPCNT; the pairs
         // name different quads 0..QUADS_PER_WARP of `texels`, which nothing else uses
         // meanwhile.
         return unsafe {
             surface
                 .rop
-                .write_quad_pairs_avx2(quad, &ROW_PAIR_QUADS, covs, regs, 0)
+                .write_quad_pairs_avx2(quad, &ROW_PAIR_QUADS, coverage, regs, 0)
         };
     }
     let quads: [(u32, [u8; 4]); QUADS_PER_WARP] =
