@@ -7,10 +7,13 @@
 //! significant bits that their products are exact (Cody and Waite's method), and the
 //! remainder r ∈ [−π/4, π/4] goes through short minimax polynomials for sin r and cos r (the
 //! classic single-precision coefficients of Moshier's Cephes library); the quadrant picks
-//! which one, and its sign. Only IEEE additions and multiplications are used (rounding to
-//! an integer included), no fused multiply-add, so every CPU and both compiled versions of
-//! the warp loop (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`]
-//! vectorise (compiled shaders call them too). With AVX2 they are written out eight lanes a
+//! which one, and its sign. Only IEEE additions, multiplications and fused multiply-adds
+//! are used (rounding to an integer included) — `f32::mul_add` is the exact sum rounded
+//! once on every CPU, an instruction where the CPU has FMA and the C library's `fmaf`
+//! elsewhere — so every CPU and both compiled versions of the warp loop
+//! (`rastra_texture::cpu`) give the same bits, and [`sin_lanes`]/[`cos_lanes`] vectorise
+//! (compiled shaders call them too). Fused, the sine of a reduced argument is ten
+//! operations instead of seventeen. With AVX2 they are written out eight lanes a
 //! step, and a step whose lanes all take the same polynomial (the quadrants all even, or all
 //! odd: the usual case, arguments varying slowly from pixel to pixel) evaluates only that
 //! one — the portable loop evaluates both and selects (tested equal, bit for bit).
@@ -52,13 +55,13 @@ const C3: f32 = 2.443_315_7e-5;
 fn reduced(x: f32, phase: u32) -> f32 {
     let ax = x.abs();
     // Round to nearest even by adding and removing 1.5·2²³ (exact for 0 ≤ t < 2²²; plain
-    // SSE2, where `round_ties_even` would need SSE4.1 or a library call).
-    let t = ax * std::f32::consts::FRAC_2_PI + ROUNDER;
+    // arithmetic, where `round_ties_even` would need SSE4.1 or a library call).
+    let t = ax.mul_add(std::f32::consts::FRAC_2_PI, ROUNDER);
     let j = t - ROUNDER;
-    let r = ((ax - j * P1) - j * P2) - j * P3;
+    let r = (-j).mul_add(P3, (-j).mul_add(P2, (-j).mul_add(P1, ax)));
     let z = r * r;
-    let sin = r + r * z * (S1 + z * (S2 + z * S3));
-    let cos = (1.0 - 0.5 * z) + z * z * (C1 + z * (C2 + z * C3));
+    let sin = (r * z).mul_add(z.mul_add(z.mul_add(S3, S2), S1), r);
+    let cos = (z * z).mul_add(z.mul_add(z.mul_add(C3, C2), C1), (-0.5f32).mul_add(z, 1.0));
     // In range 0 ≤ j ≤ 5216 and t = 1.5·2²³ + j exactly, so t's bits are 0x4b40_0000 + j,
     // whose low two bits (all the quadrant logic uses) are j's; read from the bits rather
     // than converted, the lane loops vectorise (a saturating float-to-integer conversion
@@ -128,9 +131,9 @@ fn reduced_lanes(a: &[u32; WARP_LANES], out: &mut [u32; WARP_LANES], phase: u32)
 /// [`reduced_lanes`] written out for AVX2, eight lanes a step ([`reduced_step_avx2`]).
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn reduced_lanes_avx2(
     a: &[u32; WARP_LANES],
     out: &mut [u32; WARP_LANES],
@@ -157,9 +160,9 @@ unsafe fn reduced_lanes_avx2(
 /// |x| ≤ RANGE, NaN included), whose results are meaningless.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn reduced_step_avx2(
     bits: std::arch::x86_64::__m256i,
@@ -168,14 +171,12 @@ unsafe fn reduced_step_avx2(
     use std::arch::x86_64::*;
     let c = _mm256_set1_ps;
     let ax = _mm256_castsi256_ps(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff)));
-    let t = _mm256_add_ps(
-        _mm256_mul_ps(ax, c(std::f32::consts::FRAC_2_PI)),
-        c(ROUNDER),
-    );
+    let t = _mm256_fmadd_ps(ax, c(std::f32::consts::FRAC_2_PI), c(ROUNDER));
     let j = _mm256_sub_ps(t, c(ROUNDER));
-    let r = _mm256_sub_ps(ax, _mm256_mul_ps(j, c(P1)));
-    let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P2)));
-    let r = _mm256_sub_ps(r, _mm256_mul_ps(j, c(P3)));
+    // −j · P + r, one rounding each (`fnmadd`).
+    let r = _mm256_fnmadd_ps(j, c(P1), ax);
+    let r = _mm256_fnmadd_ps(j, c(P2), r);
+    let r = _mm256_fnmadd_ps(j, c(P3), r);
     let z = _mm256_mul_ps(r, r);
     let quadrant = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(phase as i32));
     // Bit 0 of each quadrant in the sign bit: the lanes taking the cosine.
@@ -201,9 +202,9 @@ unsafe fn reduced_step_avx2(
 /// [`reduced`]'s sine polynomial of eight remainders `r` (`z` = r²).
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn sin_poly_avx2(
     r: std::arch::x86_64::__m256,
@@ -211,25 +212,25 @@ unsafe fn sin_poly_avx2(
 ) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
     let c = _mm256_set1_ps;
-    let p = _mm256_add_ps(c(S2), _mm256_mul_ps(z, c(S3)));
-    let p = _mm256_add_ps(c(S1), _mm256_mul_ps(z, p));
-    _mm256_add_ps(r, _mm256_mul_ps(_mm256_mul_ps(r, z), p))
+    let p = _mm256_fmadd_ps(z, c(S3), c(S2));
+    let p = _mm256_fmadd_ps(z, p, c(S1));
+    _mm256_fmadd_ps(_mm256_mul_ps(r, z), p, r)
 }
 
 /// [`reduced`]'s cosine polynomial of eight squared remainders `z`.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn cos_poly_avx2(z: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
     let c = _mm256_set1_ps;
-    let p = _mm256_add_ps(c(C2), _mm256_mul_ps(z, c(C3)));
-    let p = _mm256_add_ps(c(C1), _mm256_mul_ps(z, p));
-    let head = _mm256_sub_ps(c(1.0), _mm256_mul_ps(c(0.5), z));
-    _mm256_add_ps(head, _mm256_mul_ps(_mm256_mul_ps(z, z), p))
+    let p = _mm256_fmadd_ps(z, c(C3), c(C2));
+    let p = _mm256_fmadd_ps(z, p, c(C1));
+    let head = _mm256_fnmadd_ps(c(0.5), z, c(1.0));
+    _mm256_fmadd_ps(_mm256_mul_ps(z, z), p, head)
 }
 
 /// [`sin`] (`phase` 0) or [`cos`] (`phase` 1) of register `a` of a warp's register file
@@ -245,7 +246,7 @@ fn lanes_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize, phase: u3
     if rastra_texture::cpu::wide() {
         assert!(a < regs.len() && dst < regs.len(), "registers of the file");
         let base = regs.as_mut_ptr();
-        // SAFETY: `wide()` is true only when the CPU has AVX2; both registers are inside
+        // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA; both registers are inside
         // the file (asserted), and nothing else accesses it during the call.
         unsafe { reduced_file_avx2(base.add(a).cast(), base.add(dst).cast(), phase) };
         return;
@@ -258,11 +259,11 @@ fn lanes_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize, phase: u3
 /// (which may be `src`).
 ///
 /// # Safety
-/// The CPU must support AVX2; `src` and `dst` address `WARP_LANES` lanes each, readable and
+/// The CPU must support AVX2 and FMA; `src` and `dst` address `WARP_LANES` lanes each, readable and
 /// writable respectively, which are either the same or disjoint, and which nothing else
 /// accesses during the call.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
     use std::arch::x86_64::*;
     for step in (0..WARP_LANES).step_by(8) {
@@ -291,7 +292,7 @@ unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
 /// # Safety
 /// The CPU must support AVX; `out` addresses eight writable lanes.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 #[cold]
 #[inline(never)]
 unsafe fn library_lanes(bits: std::arch::x86_64::__m256i, outside: i32, out: *mut u32, phase: u32) {
@@ -442,7 +443,7 @@ mod tests {
             let a = xs.map(f32::to_bits);
             for phase in [0, 1] {
                 let (mut wide, mut portable) = ([0; WARP_LANES], [0; WARP_LANES]);
-                // SAFETY: `wide()` said the CPU has AVX2.
+                // SAFETY: `wide()` said the CPU has AVX2 and FMA.
                 let outside = unsafe { reduced_lanes_avx2(&a, &mut wide, phase) };
                 assert_eq!(outside, reduced_lanes(&a, &mut portable, phase), "{xs:?}");
                 for l in 0..WARP_LANES {
