@@ -7,8 +7,7 @@
 
 mod fixed;
 
-use fixed::Over;
-pub use fixed::blend_unorm8;
+use fixed::{Over, blend_unorm8};
 
 use rastra_texture::format::encode_unorm8 as unorm8;
 use rastra_texture::format::encode_unorm8_x4 as unorm8_x4;
@@ -237,6 +236,11 @@ impl Rop {
 impl Rop {
     pub fn new(state: ColorTargetState, constant: [f32; 4]) -> Rop {
         let normalized = is_normalized(state.format);
+        let blend_path = BlendPath::of(&state.blend);
+        let rgba8_linear = matches!(
+            state.format,
+            TextureFormat::Rgba8Unorm | TextureFormat::Bgra8Unorm
+        );
         Rop {
             state,
             constant: if normalized {
@@ -260,17 +264,12 @@ impl Rop {
                 state.format,
                 TextureFormat::Rgba8UnormSrgb | TextureFormat::Bgra8UnormSrgb
             ),
-            blend_path: BlendPath::of(&state.blend),
+            blend_path,
             fixed8: is_fixed8(state.format),
             constant8: constant.map(unorm8),
-            over: match (state.format, BlendPath::of(&state.blend)) {
-                (TextureFormat::Rgba8Unorm | TextureFormat::Bgra8Unorm, BlendPath::Alpha) => {
-                    Some(Over::Alpha)
-                }
-                (
-                    TextureFormat::Rgba8Unorm | TextureFormat::Bgra8Unorm,
-                    BlendPath::Premultiplied,
-                ) => Some(Over::Premultiplied),
+            over: match blend_path {
+                BlendPath::Alpha if rgba8_linear => Some(Over::Alpha),
+                BlendPath::Premultiplied if rgba8_linear => Some(Over::Premultiplied),
                 _ => None,
             },
         }
