@@ -2,9 +2,11 @@
 //! shader core and returns four results, reading texels only through its texel cache.
 //!
 //! The pipeline of one request, as T4 lists it:
-//! 1. **Gradients.** `Lod::Implicit` and `Lod::Bias` take per-pixel (fine) differences inside
-//!    the quad — lane i is pixel (i & 1, i >> 1), so lanes 0,1 and 2,3 give ∂/∂x, lanes 0,2
-//!    and 1,3 give ∂/∂y; `Lod::Grad` takes the shader's gradients; `Lod::Level` needs none.
+//! 1. **Gradients.** `Lod::Implicit` and `Lod::Bias` take the quad's coarse differences —
+//!    lane i is pixel (i & 1, i >> 1); lanes 1 − 0 give ∂/∂x and lanes 2 − 0 give ∂/∂y for
+//!    the whole quad (Vulkan lets implicit derivatives be coarse or fine; lavapipe's are per
+//!    quad too), so a quad's lanes share their LOD but for a per-lane bias; `Lod::Grad`
+//!    takes the shader's gradients per lane; `Lod::Level` needs none.
 //!    Cube maps project the direction gradients onto each lane's face (Vulkan §16.5.5).
 //! 2. **LOD** (Vulkan §16.6.7): gradients scaled to texels of the view's base level,
 //!    ρx = |∂(u,v,w)/∂x|, ρy likewise; isotropic λ = log2(max(ρx, ρy)). With anisotropy
@@ -526,11 +528,8 @@ impl TextureUnit {
             match lod {
                 Lod::Level(_) => None,
                 Lod::Grad { ddx, ddy } => Some((ddx[l], ddy[l])),
-                Lod::Implicit | Lod::Bias(_) => {
-                    let row = l & 2;
-                    let col = l & 1;
-                    Some((sub3(c[row + 1], c[row]), sub3(c[col + 2], c[col])))
-                }
+                // Coarse: the quad's top row and left column, the same for every lane.
+                Lod::Implicit | Lod::Bias(_) => Some((sub3(c[1], c[0]), sub3(c[2], c[0]))),
             }
         };
         // A loop rather than `array::from_fn`: the closure `from_fn` takes was compiled on
@@ -1178,12 +1177,11 @@ fn clamp_ref(format: TextureFormat, r: f32) -> f32 {
     }
 }
 
-/// [`TextureUnit::lane_lods`] for a flat position with implicit LOD (plus `bias`), the four
-/// lanes side by side: each step is the lane path's operation on an array of the lanes'
-/// values (the same IEEE operations in the same order, its branches as selects — the same
-/// bits), so the arithmetic compiles to four-lane vector code; only the logarithm is taken
-/// lane by lane, after the vector part, for the lanes in `lanes` (the others, never read,
-/// keep a default).
+/// [`TextureUnit::lane_lods`] for a flat position with implicit LOD (plus `bias`): the
+/// quad's one pair of (coarse) gradients gives every lane the same probe count, axis and
+/// footprint, so they and the footprint's logarithm are computed once; only the bias and
+/// the clamp are per lane, for the lanes in `lanes` (the others, never read, keep a
+/// default). The lane path's operations in its order (the same bits).
 #[inline(always)]
 fn flat_implicit_lods(
     c: [[f32; 3]; 4],
@@ -1193,55 +1191,33 @@ fn flat_implicit_lods(
     sampler: &Sampler,
     bias: [f32; 4],
 ) -> [LaneLod; 4] {
-    type Lanes = [f32; 4];
-    let scale = size0.map(|s| s as f32);
-    // Component `i` of lane `l`'s gradients (x: along the quad's row, y: down its column),
-    // zero past the view's dimensions.
-    let grad = |i: usize, y: bool| -> Lanes {
-        std::array::from_fn(|l| {
-            let (a, b) = if y {
-                (l & 1, (l & 1) + 2)
-            } else {
-                (l & 2, (l & 2) + 1)
-            };
-            if i < dims { c[b][i] - c[a][i] } else { 0.0 }
-        })
-    };
-    let gx: [Lanes; 3] = std::array::from_fn(|i| grad(i, false));
-    let gy: [Lanes; 3] = std::array::from_fn(|i| grad(i, true));
-    // `len3(mul3(g, scale))`.
-    let length = |g: &[Lanes; 3]| -> Lanes {
-        std::array::from_fn(|l| {
-            let v: [f32; 3] = std::array::from_fn(|i| g[i][l] * scale[i]);
-            let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-            if n.is_nan() { 0.0 } else { n }
-        })
-    };
-    let (rx, ry) = (length(&gx), length(&gy));
-    let major: [bool; 4] = std::array::from_fn(|l| rx[l] >= ry[l]);
-    let rmax: Lanes = std::array::from_fn(|l| if major[l] { rx[l] } else { ry[l] });
-    let rmin: Lanes = std::array::from_fn(|l| if major[l] { ry[l] } else { rx[l] });
+    let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
+    let gx = mask(sub3(c[1], c[0]), dims);
+    let gy = mask(sub3(c[2], c[0]), dims);
+    let rx = len3(mul3(gx, scale));
+    let ry = len3(mul3(gy, scale));
+    let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
     let max_aniso = sampler.anisotropy() as f32;
-    let probes: Lanes = std::array::from_fn(|l| {
-        let ratio = rmax[l] / rmin[l];
-        let clamped = ratio.ceil().clamp(1.0, max_aniso.max(1.0));
-        if max_aniso > 1.0 && rmax[l] > 0.0 && !ratio.is_nan() {
-            clamped
-        } else {
+    let probes = if max_aniso > 1.0 && rmax > 0.0 {
+        let ratio = rmax / rmin; // ∞ when rmin is 0
+        if ratio.is_nan() {
             1.0
+        } else {
+            ratio.ceil().clamp(1.0, max_aniso)
         }
-    });
-    let footprint: Lanes = std::array::from_fn(|l| rmax[l] / probes[l]);
+    } else {
+        1.0
+    };
+    let log = (rmax / probes).log2();
     let mut lods = [LaneLod::UNSAMPLED; 4];
     for (l, out) in lods.iter_mut().enumerate() {
         if lanes >> l & 1 == 0 {
             continue;
         }
-        let g = if major[l] { &gx } else { &gy };
         *out = LaneLod {
-            lambda: clamp_lod(footprint[l].log2() + bias[l], sampler),
-            probes: probes[l] as u32,
-            axis: [g[0][l], g[1][l], g[2][l]],
+            lambda: clamp_lod(log + bias[l], sampler),
+            probes: probes as u32,
+            axis,
         };
     }
     lods

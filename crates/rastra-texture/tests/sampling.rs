@@ -195,9 +195,10 @@ fn trilinear_and_mip_selection() {
 }
 
 #[test]
-fn per_pixel_gradients_in_the_quad() {
-    // Lanes of one quad with different footprints along y: the fine (per-row/per-column)
-    // differences give lanes 0/2 and 1/3 their own ∂/∂y.
+fn coarse_gradients_shared_by_the_quad() {
+    // Lanes of one quad with different footprints along y: the coarse differences (lanes
+    // 1 − 0 across, 2 − 0 down) give every lane the quad's one LOD, whatever lanes 2 and 3
+    // hold beyond it.
     let t = levels_tex();
     let v = view(&t);
     let mut u = unit();
@@ -209,11 +210,16 @@ fn per_pixel_gradients_in_the_quad() {
         [0.5, 0.5 + 8.0 / 16.0],
     ]);
     let r = u.sample(&t, &v, &s, &q).unwrap();
-    // Lane 0: ∂y = 2 texels (λ 1); lane 1: ∂y = 8 (λ 3); lane 2: ∂x = c3 − c2 = 6, ∂y = 2
-    // (λ log2 6); lane 3: ∂x = 6, ∂y = 8 (λ 3). Coarse derivatives would give λ 1 for all.
-    let lane2 = 5.0 + 2.0 * (6f32.log2() - 2.0);
-    assert_eq!([r[0][0], r[1][0], r[3][0]], [3.0, 7.0, 7.0]);
-    assert!((r[2][0] - lane2).abs() < 1e-5, "{r:?}");
+    // ∂x = c1 − c0 = 0, ∂y = c2 − c0 = 2 texels: λ 1 for every lane (fine differences would
+    // give lane 1 ∂y = c3 − c1 = 8 texels, λ 3).
+    assert_eq!([r[0][0], r[1][0], r[2][0], r[3][0]], [3.0; 4], "{r:?}");
+    // The lanes' own bias still applies per lane.
+    let r = u.sample_bias(&t, &v, &s, &q, [0.0, 1.0, 2.0, 0.5]).unwrap();
+    assert_eq!(
+        [r[0][0], r[1][0], r[2][0], r[3][0]],
+        [3.0, 5.0, 7.0, 4.0],
+        "{r:?}"
+    );
 }
 
 #[test]
