@@ -638,7 +638,10 @@ fn quad_path_equals_the_lane_path() {
             let quad = Quad::new(coords)
                 .with_offset(offset)
                 .with_lanes(lanes)
-                .with_array_index(std::array::from_fn(|l| (i + l) as i32 % 3));
+                // (Lanes on different layers in some quads: those take the per-lane path.)
+                .with_array_index(std::array::from_fn(|l| {
+                    (i + if r >> 21 & 3 == 0 { l } else { 0 }) as i32 % 3
+                }));
             let lod = if r >> 20 & 1 == 0 {
                 Lod::Implicit
             } else {
@@ -679,5 +682,5 @@ fn quad_path_equals_the_lane_path() {
             assert_eq!(quad_unit.stats(), lane_unit.stats(), "texture {t} case {i}");
         }
     }
-    assert!(taken > 6_000 && refused > 1_000, "{taken} {refused}");
+    assert!(taken > 5_000 && refused > 1_000, "{taken} {refused}");
 }
