@@ -29,33 +29,26 @@ const SLOTS: usize = 4 * TABLED_PROBES;
 const GROUP: usize = 8;
 
 /// Per-slot footprints of one quad, per level it samples, kept by the unit between requests
-/// (slots a request does not reach keep an earlier request's values, never read).
+/// (slots a request does not reach keep an earlier request's values, never read). Arrays per
+/// field, so the footprint pass stores eight slots' values at once.
 #[derive(Debug)]
 pub(super) struct QuadSlots {
-    slots: [[Slot; SLOTS]; 2],
-}
-
-/// One slot's bilinear footprint.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    /// As the texel cache takes it.
-    lines: Lines2x2,
+    /// Footprint, as the texel cache takes it ([`Lines2x2`]): the line columns of the left
+    /// and right taps, the line rows of the top and bottom taps, the four taps' places.
+    lx: [[[u32; SLOTS]; 2]; 2],
+    ly: [[[u32; SLOTS]; 2]; 2],
+    at: [[[u32; SLOTS]; 4]; 2],
     /// The four taps' weights, x fastest.
-    w: [f32; 4],
+    w: [[[f32; SLOTS]; 4]; 2],
 }
 
 impl QuadSlots {
     pub(super) fn new() -> Box<QuadSlots> {
-        let slot = Slot {
-            lines: Lines2x2 {
-                lx: [0; 2],
-                ly: [0; 2],
-                at: [0; 4],
-            },
-            w: [0.0; 4],
-        };
         Box::new(QuadSlots {
-            slots: [[slot; SLOTS]; 2],
+            lx: [[[0; SLOTS]; 2]; 2],
+            ly: [[[0; SLOTS]; 2]; 2],
+            at: [[[0; SLOTS]; 4]; 2],
+            w: [[[0.0; SLOTS]; 4]; 2],
         })
     }
 }
@@ -190,11 +183,17 @@ fn quad_passes<const FINITE: bool>(
             let surface = surface.as_ref().expect("set up in pass 1");
             // Every probe of a level has the same weight.
             let weight = levels[j].1 / n as f32;
+            let (lx, ly, at, w) = (&slots.lx[j], &slots.ly[j], &slots.at[j], &slots.w[j]);
             // The lane's slots: its own of each probe's four.
-            for probe in slots.slots[j][..4 * n].chunks_exact(4) {
-                let slot = &probe[lane];
-                let vals = cache.fetch_lines_2x2_uncounted(surface, &slot.lines);
-                let v = weighted_sum::<FINITE>(slot.w, &vals);
+            for k in 0..n {
+                let s = 4 * k + lane;
+                let lines = Lines2x2 {
+                    lx: [lx[0][s], lx[1][s]],
+                    ly: [ly[0][s], ly[1][s]],
+                    at: [at[0][s], at[1][s], at[2][s], at[3][s]],
+                };
+                let vals = cache.fetch_lines_2x2_uncounted(surface, &lines);
+                let v = weighted_sum::<FINITE>([w[0][s], w[1][s], w[2][s], w[3][s]], &vals);
                 if whole {
                     acc = v;
                 } else {
@@ -247,24 +246,30 @@ impl QuadSlots {
                 &mut frac[a],
             );
         }
-        // `Surface::footprint_2x2` per slot, and `TextureUnit::probes_2d`'s weights: (1 − f, f)
-        // per axis, x fastest.
+        // `Surface::footprint_2x2` per slot.
         let [sx, sy] = shifts;
         let (mx, my) = ((1u32 << sx) - 1, (1u32 << sy) - 1);
         let [tx, ty] = &texels;
-        for (k, slot) in self.slots[j][base..base + GROUP].iter_mut().enumerate() {
+        for k in 0..GROUP {
+            let i = base + k;
             let px = [tx[0][k] & mx, tx[1][k] & mx];
             let py = [(ty[0][k] & my) << sx, (ty[1][k] & my) << sx];
-            let (fx, fy) = (frac[0][k], frac[1][k]);
+            self.lx[j][0][i] = tx[0][k] >> sx;
+            self.lx[j][1][i] = tx[1][k] >> sx;
+            self.ly[j][0][i] = ty[0][k] >> sy;
+            self.ly[j][1][i] = ty[1][k] >> sy;
+            self.at[j][0][i] = py[0] + px[0];
+            self.at[j][1][i] = py[0] + px[1];
+            self.at[j][2][i] = py[1] + px[0];
+            self.at[j][3][i] = py[1] + px[1];
+        }
+        // `TextureUnit::probes_2d`'s weights: (1 − f, f) per axis, x fastest.
+        for (k, (&fx, &fy)) in frac[0].iter().zip(&frac[1]).enumerate() {
             let (wx, wy) = ([1.0 - fx, fx], [1.0 - fy, fy]);
-            *slot = Slot {
-                lines: Lines2x2 {
-                    lx: [tx[0][k] >> sx, tx[1][k] >> sx],
-                    ly: [ty[0][k] >> sy, ty[1][k] >> sy],
-                    at: [py[0] + px[0], py[0] + px[1], py[1] + px[0], py[1] + px[1]],
-                },
-                w: [wx[0] * wy[0], wx[1] * wy[0], wx[0] * wy[1], wx[1] * wy[1]],
-            };
+            self.w[j][0][base + k] = wx[0] * wy[0];
+            self.w[j][1][base + k] = wx[1] * wy[0];
+            self.w[j][2][base + k] = wx[0] * wy[1];
+            self.w[j][3][base + k] = wx[1] * wy[1];
         }
         refused & used != 0
     }
