@@ -908,8 +908,27 @@ impl TextureUnit {
         slice: u32,
         source: &Cell<Option<u32>>,
     ) -> Level2d<'t> {
-        let size = view.level_size(level);
+        let (surface, size) = self.surface_2d(src, view, level, slice, source);
         let d = sampler.desc();
+        Level2d {
+            surface,
+            size,
+            modes: [d.address_mode_u, d.address_mode_v],
+            border: d.border_color.rgba().map(f32::to_bits),
+        }
+    }
+
+    /// [`TextureUnit::level_2d`]'s surface and level size (all the quad path needs).
+    #[inline(always)]
+    fn surface_2d<'t>(
+        &mut self,
+        src: &Source<'t>,
+        view: &TextureView,
+        level: u32,
+        slice: u32,
+        source: &Cell<Option<u32>>,
+    ) -> (Surface<'t>, [u32; 2]) {
+        let size = view.level_size(level);
         let index = match source.get() {
             Some(i) => i,
             None => {
@@ -918,14 +937,10 @@ impl TextureUnit {
                 i
             }
         };
-        Level2d {
-            surface: self
-                .cache
-                .surface_of(src, index, view.base_mip_level + level, slice),
-            size: [size[0], size[1]],
-            modes: [d.address_mode_u, d.address_mode_v],
-            border: d.border_color.rgba().map(f32::to_bits),
-        }
+        let surface = self
+            .cache
+            .surface_of(src, index, view.base_mip_level + level, slice);
+        (surface, [size[0], size[1]])
     }
 
     /// Adds `w ×` the bilinear footprints of the first `n` probes of `f` (on level `l`) to

@@ -148,13 +148,13 @@ fn quad_passes<const FINITE: bool>(
     let offset = [quad.offset[0], quad.offset[1]];
     let mut refused = false;
     for (j, &(level, _)) in levels[..count].iter().enumerate() {
-        let l = unit.level_2d(src, view, sampler, level, slice, &source);
-        if l.size.iter().any(|&s| s > i32::MAX as u32) {
+        let (surface, size) = unit.surface_2d(src, view, level, slice, &source);
+        if size.iter().any(|&s| s > i32::MAX as u32) {
             return None;
         }
-        let size = l.size.map(|s| s as i32);
-        let shifts = l.surface.line_shifts();
-        surfaces[j] = Some(l.surface);
+        let size = size.map(|s| s as i32);
+        let shifts = surface.line_shifts();
+        surfaces[j] = Some(surface);
         for base in (0..4 * n).step_by(GROUP) {
             let probes = [base / 4, base / 4 + 1];
             // The slots in use: the lanes that want results, probes below n.
