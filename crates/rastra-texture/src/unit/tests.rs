@@ -593,8 +593,24 @@ fn quad_path_equals_the_lane_path() {
             format: view.format,
             aspect: view.aspect,
         };
-        let (mut quad_unit, mut lane_unit) = (TextureUnit::default(), TextureUnit::default());
+        // The default L1, and small ones of one and two ways (where a footprint's later
+        // line can evict its earlier one), a third of the cases each.
+        let configs = [
+            CacheConfig::default(),
+            CacheConfig {
+                l1_lines: 2,
+                l1_ways: 1,
+                ..CacheConfig::default()
+            },
+            CacheConfig {
+                l1_lines: 8,
+                l1_ways: 2,
+                ..CacheConfig::default()
+            },
+        ];
+        let mut units = configs.map(|c| (TextureUnit::new(c), TextureUnit::new(c)));
         for i in 0..6_000 {
+            let (quad_unit, lane_unit) = &mut units[i % 3];
             let r = next();
             let sampler = Sampler::new(SamplerDesc {
                 address_mode_u: modes[(r & 3) as usize],
@@ -650,9 +666,9 @@ fn quad_path_equals_the_lane_path() {
             let (pos, lods) = quad_unit.setup(&view, &sampler, &quad, lod);
             let finite = format != TextureFormat::Rgba32Float;
             let got = if finite {
-                sample_quad::<true>(&mut quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+                sample_quad::<true>(quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
             } else {
-                sample_quad::<false>(&mut quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+                sample_quad::<false>(quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
             };
             let lanes_of = |unit: &mut TextureUnit| {
                 if finite {
@@ -661,7 +677,7 @@ fn quad_path_equals_the_lane_path() {
                     sample_lanes::<false>(unit, &src, &view, &sampler, &quad, &pos, &lods, None)
                 }
             };
-            let want = lanes_of(&mut lane_unit);
+            let want = lanes_of(lane_unit);
             match got {
                 Some(got) => {
                     taken += 1;
@@ -676,7 +692,7 @@ fn quad_path_equals_the_lane_path() {
                     refused += 1;
                     // The per-lane path then; nothing was fetched before refusing (the
                     // statistics below would differ).
-                    lanes_of(&mut quad_unit);
+                    lanes_of(quad_unit);
                 }
             }
             assert_eq!(quad_unit.stats(), lane_unit.stats(), "texture {t} case {i}");
