@@ -145,6 +145,30 @@ fn second_frame_on_a_device_equals_the_first() {
     }
 }
 
+/// The same work on a new device gives the same statistics, whatever textures earlier
+/// devices of the process made: a device places its textures in the cache model's memory
+/// itself. A texel cache far smaller than the frame's textures makes set conflicts, which
+/// depend on where lines lie, decide the misses.
+#[test]
+fn a_new_device_counts_the_same() {
+    let frame = rastra_scene::workloads::textured_cubes(128, 72, 900);
+    let desc = DeviceDescriptor {
+        texel_cache: rastra::TexelCacheConfig {
+            l1_lines: 16,
+            l1_ways: 2,
+            l2_bytes: 2048,
+            l2_line_bytes: 64,
+            l2_ways: 2,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let first = frame.render(&desc, 1).expect("the scene renders");
+    let second = frame.render(&desc, 1).expect("the scene renders");
+    assert!(first.stats.total().texel_l2_misses > 0);
+    assert_eq!(first.stats, second.stats);
+}
+
 /// The small-triangle workload cut into 120 draws of 50 triangles — a pass of many small
 /// draws, run as batches whose front ends and tiles mix draws.
 fn many_small_draws() -> Frame {

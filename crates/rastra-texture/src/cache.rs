@@ -355,7 +355,7 @@ impl L2Cache {
     }
 
     /// The tag of a way holding nothing: no line address reaches `u64::MAX` (addresses are
-    /// a texture id above bit 40 and an offset; lines are at least a byte).
+    /// a memory region above bit 40 and an offset; lines are at least a byte).
     const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
 
     /// The cache geometry this L2 was made with; the units in front of it use its L1 fields.
@@ -663,8 +663,8 @@ fn request_l2(l2: &mut L2Port, stats: &mut TexelCacheStats, address: u64, genera
     }
 }
 
-/// One L2 line read by an L1 fill: the line's address (texture id in the top bits, byte
-/// offset below) and the texture's generation at the time.
+/// One L2 line read by an L1 fill: the line's address (the texture's memory region in the
+/// top bits, `Texture::memory_base`, byte offset below) and the texture's generation at the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct L2Request {
     pub address: u64,
@@ -818,7 +818,7 @@ impl TexelCache {
         level: u32,
         slice: u32,
     ) -> Surface<'a> {
-        let (tex, generation) = (src.texture.id(), src.texture.generation());
+        let (tex, generation) = (src.texture.memory_region(), src.texture.generation());
         Surface {
             src: *src,
             key: LineKey::new(source, level, slice, 0, 0),
@@ -939,7 +939,7 @@ impl TexelCache {
     ) {
         // Line sides are powers of two (`CacheConfig`): shifts and masks, no divisions.
         let (sx, sy) = (lw.trailing_zeros(), lh.trailing_zeros());
-        let (tex, generation) = (src.texture.id(), src.texture.generation());
+        let (tex, generation) = (src.texture.memory_region(), src.texture.generation());
         let source = self.source_index(src);
         let n = taps.len().min(out.len()).min(MAX_FOOTPRINT);
         // Per tap: its line (level, slice, line x, line y) as one word, and its texel's
@@ -1081,7 +1081,7 @@ impl TexelCache {
         if let Some((base, bytes)) = run {
             let eb = elem_bytes as usize;
             let lb = self.l2_line_bytes;
-            let first_address = (tex.id() << 40) | base;
+            let first_address = tex.memory_base() | base;
             let line_of = |a: u64| l2_line_of(lb, a);
             let n = (lw * lh) as usize;
             let single = line_of(first_address) == line_of(first_address + (n * eb) as u64 - 1);
@@ -1156,7 +1156,7 @@ impl TexelCache {
                 let Some(offset) = tex.element_offset(key.level(), key.slice(), ex, ey) else {
                     continue;
                 };
-                let address = (tex.id() << 40) | offset;
+                let address = tex.memory_base() | offset;
                 if decoded != Some((ex, ey)) {
                     // A new element: its bytes come through the L2.
                     let lb = self.l2_line_bytes;
@@ -1247,7 +1247,7 @@ impl TexelCache {
             return false;
         };
         let lb = self.l2_line_bytes;
-        let first_address = (tex.id() << 40) | base;
+        let first_address = tex.memory_base() | base;
         let line_of = |a: u64| l2_line_of(lb, a);
         let l = line_of(first_address);
         if l != line_of(first_address + 4 * n as u64 - 1) {

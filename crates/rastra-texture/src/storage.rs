@@ -393,6 +393,10 @@ pub(crate) fn demorton8(m: u32) -> (u32, u32) {
 
 static NEXT_TEXTURE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A texture's region of the cache model's address space is 2⁴⁰ bytes
+/// ([`Texture::memory_base`]): larger than any texture the limits allow.
+const MEMORY_REGION_BITS: u32 = 40;
+
 /// A texture's memory: the validated descriptor and its bytes in the tiled layout. A clone
 /// is a snapshot with the same identity (same id and generation, so the texel caches and
 /// views accept it as the texture it was taken from).
@@ -400,6 +404,9 @@ static NEXT_TEXTURE_ID: AtomicU64 = AtomicU64::new(1);
 pub struct Texture {
     desc: TextureDesc,
     id: u64,
+    /// Where the texture's bytes start in the cache model's address space
+    /// ([`Texture::memory_base`]).
+    memory_base: u64,
     generation: u64,
     layout: Layout,
     data: Vec<u8>,
@@ -485,9 +492,11 @@ impl Texture {
         let Ok(len) = usize::try_from(layout.total) else {
             return invalid!("texture of {} bytes does not fit in memory", layout.total);
         };
+        let id = NEXT_TEXTURE_ID.fetch_add(1, Ordering::Relaxed);
         Ok(Texture {
             desc,
-            id: NEXT_TEXTURE_ID.fetch_add(1, Ordering::Relaxed),
+            id,
+            memory_base: id << MEMORY_REGION_BITS,
             generation: 0,
             layout,
             data: vec![0; len],
@@ -502,9 +511,29 @@ impl Texture {
         self.desc.format
     }
 
-    /// Unique id; also the top bits of the texture's addresses in the cache model.
+    /// Unique id (in the process): the texture's identity, for views and the texel caches.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The address of the texture's first byte in the cache model's memory: each texture
+    /// has a region of 2⁴⁰ bytes of its own, `region << 40`. A device numbers its textures'
+    /// regions itself, in the order it makes them ([`Texture::place_in_region`]), so what its
+    /// caches do — sets, hits, misses — does not depend on textures other devices made
+    /// before (the same work on a new device gives the same statistics); a texture made
+    /// outside a device has the region of its id.
+    pub fn memory_base(&self) -> u64 {
+        self.memory_base
+    }
+
+    /// The number of the texture's memory region ([`Texture::memory_base`]).
+    pub fn memory_region(&self) -> u64 {
+        self.memory_base >> MEMORY_REGION_BITS
+    }
+
+    /// Places the texture in memory region `region` ([`Texture::memory_base`]).
+    pub fn place_in_region(&mut self, region: u64) {
+        self.memory_base = region << MEMORY_REGION_BITS;
     }
 
     /// Incremented by every write, so cached copies of older contents never hit.

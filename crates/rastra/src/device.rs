@@ -4,6 +4,7 @@
 //! results are visible to readback. A shader that exhausts the device's instruction budget
 //! loses the device (WebGPU "device lost"); every later call then reports it.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use rastra_stats::FrameStats;
@@ -85,6 +86,9 @@ struct Shared {
     texture_l2: Mutex<rastra_texture::L2Cache>,
     /// The front end's chunk buffers, reused by every submission.
     chunks: Mutex<rastra_pipeline::ChunkPool>,
+    /// The memory region the next texture takes (`rastra_texture::Texture::memory_base`):
+    /// the device's textures are numbered in the order it makes them, from 1.
+    next_texture_region: AtomicU64,
 }
 
 /// A rastra GPU.
@@ -105,6 +109,7 @@ impl Device {
             stats: Mutex::new(FrameStats::default()),
             texture_l2: Mutex::new(rastra_texture::L2Cache::new(&desc.texel_cache)),
             chunks: Mutex::new(rastra_pipeline::ChunkPool::default()),
+            next_texture_region: AtomicU64::new(1),
         });
         (Device(shared.clone()), Queue(shared))
     }
@@ -133,7 +138,7 @@ impl Device {
 
     pub fn create_texture(&self, desc: &TextureDescriptor<'_>) -> Result<Texture, Error> {
         self.alive()?;
-        Texture::new(desc)
+        Texture::new(desc, &self.0.next_texture_region)
     }
 
     pub fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, Error> {

@@ -83,7 +83,11 @@ impl std::fmt::Debug for Texture {
 }
 
 impl Texture {
-    pub(crate) fn new(desc: &TextureDescriptor<'_>) -> Result<Texture, Error> {
+    /// A texture of `desc` in the memory region `next_region` names, which it advances.
+    pub(crate) fn new(
+        desc: &TextureDescriptor<'_>,
+        next_region: &std::sync::atomic::AtomicU64,
+    ) -> Result<Texture, Error> {
         if desc.usage.0 == 0 {
             return validation("texture usage must not be empty");
         }
@@ -127,7 +131,8 @@ impl Texture {
                 }
             ));
         }
-        let memory = rastra_texture::Texture::new(d)?;
+        let mut memory = rastra_texture::Texture::new(d)?;
+        memory.place_in_region(next_region.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         let subresources = (d.mip_level_count * d.array_layers()) as usize;
         Ok(Texture(Arc::new(TextureInner {
             label: desc.label.unwrap_or("").to_string(),
