@@ -562,28 +562,14 @@ impl TextureUnit {
                     }
                     Pos::Flat(_) => (mask(dx, dims), mask(dy, dims)),
                 };
-                let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
-                let rx = len3(mul3(gx, scale));
-                let ry = len3(mul3(gy, scale));
-                let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
-                let max_aniso = sampler.anisotropy() as f32;
-                let probes = if max_aniso > 1.0 && rmax > 0.0 {
-                    let ratio = rmax / rmin; // ∞ when rmin is 0
-                    if ratio.is_nan() {
-                        1.0
-                    } else {
-                        ratio.ceil().clamp(1.0, max_aniso)
-                    }
-                } else {
-                    1.0
-                };
+                let (log, probes, axis) = footprint_lod(gx, gy, size0, sampler);
                 let bias = match lod {
                     Lod::Bias(b) => b[l],
                     _ => 0.0,
                 };
                 LaneLod {
-                    lambda: clamp_lod((rmax / probes).log2() + bias, sampler),
-                    probes: probes as u32,
+                    lambda: clamp_lod(log + bias, sampler),
+                    probes,
                     axis,
                 }
             };
@@ -1206,9 +1192,34 @@ fn flat_implicit_lods(
     sampler: &Sampler,
     bias: [f32; 4],
 ) -> [LaneLod; 4] {
-    let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
     let gx = mask(sub3(c[1], c[0]), dims);
     let gy = mask(sub3(c[2], c[0]), dims);
+    let (log, probes, axis) = footprint_lod(gx, gy, size0, sampler);
+    let mut lods = [LaneLod::UNSAMPLED; 4];
+    for (l, out) in lods.iter_mut().enumerate() {
+        if lanes >> l & 1 == 0 {
+            continue;
+        }
+        *out = LaneLod {
+            lambda: clamp_lod(log + bias[l], sampler),
+            probes,
+            axis,
+        };
+    }
+    lods
+}
+
+/// The footprint of gradients `gx` and `gy` (in the position's space) on a view whose base
+/// level is `size0` texels (T4 step 2, Vulkan §16.6.7): log2 of the footprint each probe
+/// covers (ρmax / N, before bias and clamp), the probe count N and the major axis.
+#[inline(always)]
+fn footprint_lod(
+    gx: [f32; 3],
+    gy: [f32; 3],
+    size0: [u32; 3],
+    sampler: &Sampler,
+) -> (f32, u32, [f32; 3]) {
+    let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
     let rx = len3(mul3(gx, scale));
     let ry = len3(mul3(gy, scale));
     let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
@@ -1223,19 +1234,7 @@ fn flat_implicit_lods(
     } else {
         1.0
     };
-    let log = (rmax / probes).log2();
-    let mut lods = [LaneLod::UNSAMPLED; 4];
-    for (l, out) in lods.iter_mut().enumerate() {
-        if lanes >> l & 1 == 0 {
-            continue;
-        }
-        *out = LaneLod {
-            lambda: clamp_lod(log + bias[l], sampler),
-            probes: probes as u32,
-            axis,
-        };
-    }
-    lods
+    ((rmax / probes).log2(), probes as u32, axis)
 }
 
 /// The view levels a lane with LOD `lambda` samples and their weights (T4 step 2: nearest
