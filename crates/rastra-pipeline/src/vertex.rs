@@ -101,15 +101,8 @@ impl Batch {
         }
     }
 
-    fn push_tag(&mut self, id: u32) {
-        let e = self.probe(id);
-        self.tags.push(id);
-        self.instances.push(self.instance);
-        self.table[e] = self.tags.len() as u8;
-    }
-
     /// Slot holding `id` of the current instance, if it is cached in this batch.
-    #[inline]
+    #[cfg(test)]
     fn lookup(&self, id: u32) -> Option<u8> {
         let s = self.table[self.probe(id)] as usize;
         // Entry s is slot s − 1; 0 (empty) is never above the instance's first slot.
@@ -117,37 +110,40 @@ impl Batch {
     }
 
     /// Tries to add a triangle; false when its misses do not fit (the batch is unchanged).
-    /// Each index is looked up once; an index repeated inside the triangle is a hit on the
-    /// slot its first occurrence took.
+    /// Each index is looked up once, and a miss takes its slot at once, so an index
+    /// repeated inside the triangle is a hit on the slot its first occurrence took. A miss
+    /// that finds the batch full undoes the triangle's earlier misses (their table entries
+    /// back to what they held, their slots dropped) before returning false.
     fn try_add(&mut self, tri: [u32; 3], counters: &mut Counters) -> bool {
-        let found = tri.map(|id| self.lookup(id));
-        let mut misses = 0;
-        for k in 0..3 {
-            if found[k].is_none() && !tri[..k].contains(&tri[k]) {
-                misses += 1;
-            }
-        }
-        if self.tags.len() + misses > BATCH_VERTICES {
-            return false;
-        }
         let mut slots = [0u8; 3];
-        for k in 0..3 {
-            let earlier = (0..k).find(|&j| tri[j] == tri[k]);
-            slots[k] = match (found[k], earlier) {
-                (Some(slot), _) => {
-                    counters.vertex_cache_hits += 1;
-                    slot
+        let mut taken = [(0usize, 0u8); 3];
+        let mut misses = 0;
+        for (slot, &id) in slots.iter_mut().zip(&tri) {
+            let e = self.probe(id);
+            // Entry s is slot s − 1: a hit when it is one of the current instance's (0,
+            // empty, is never above the instance's first slot). Otherwise `e` is empty or
+            // holds the same id of an earlier instance, whose entry the new slot takes over.
+            let s = self.table[e] as usize;
+            if s > self.instance_start {
+                *slot = (s - 1) as u8;
+                continue;
+            }
+            if self.tags.len() == BATCH_VERTICES {
+                for &(e, old) in taken[..misses].iter().rev() {
+                    self.table[e] = old;
+                    self.tags.pop();
+                    self.instances.pop();
                 }
-                (None, Some(j)) => {
-                    counters.vertex_cache_hits += 1;
-                    slots[j]
-                }
-                (None, None) => {
-                    self.push_tag(tri[k]);
-                    (self.tags.len() - 1) as u8
-                }
-            };
+                return false;
+            }
+            taken[misses] = (e, self.table[e]);
+            misses += 1;
+            self.tags.push(id);
+            self.instances.push(self.instance);
+            self.table[e] = self.tags.len() as u8;
+            *slot = (self.tags.len() - 1) as u8;
         }
+        counters.vertex_cache_hits += 3 - misses as u64;
         self.prims.push(slots);
         true
     }
@@ -430,6 +426,34 @@ mod tests {
         assert_eq!(batches[1].instances, vec![5 + per_batch as u32; 4]);
         assert_eq!(batches[1].prims, vec![[0, 1, 2], [2, 1, 3]]);
         assert_eq!(counters.vertex_cache_hits, 2 * (per_batch as u64 + 1));
+    }
+
+    /// A triangle whose misses do not fit leaves the batch as it was — its tags, its
+    /// instances and its table (a later lookup finds what it found before) — and a
+    /// triangle that fits is then added as into a batch that never saw the other one.
+    #[test]
+    fn a_triangle_that_does_not_fit_changes_nothing() {
+        let mut b = Batch::default();
+        let mut c = Counters::default();
+        let n = BATCH_VERTICES as u32;
+        // 62 slots: ids 0..62, then one triangle needing 2 more (64 in all) would fit, one
+        // needing 3 would not.
+        for k in (0..n - 2).step_by(2) {
+            assert!(b.try_add([k, k + 1, k], &mut c));
+        }
+        assert_eq!(b.tags.len(), BATCH_VERTICES - 2);
+        let before = (b.tags.clone(), b.instances.clone(), b.table, b.prims.clone(), c);
+        // Two misses fit, the third does not: both undone.
+        assert!(!b.try_add([n + 1, n + 2, n + 3], &mut c));
+        assert_eq!((b.tags.clone(), b.instances.clone(), b.table, b.prims.clone(), c), before);
+        for id in [n + 1, n + 2, n + 3] {
+            assert_eq!(b.lookup(id), None);
+        }
+        // A hit and two misses fit exactly.
+        assert!(b.try_add([5, n + 1, n + 2], &mut c));
+        assert_eq!(b.tags.len(), BATCH_VERTICES);
+        assert_eq!(b.prims.last(), Some(&[5, 62, 63]));
+        assert_eq!(b.lookup(n + 2), Some(63));
     }
 
     #[test]
