@@ -442,10 +442,25 @@ mod tests {
             assert!(b.try_add([k, k + 1, k], &mut c));
         }
         assert_eq!(b.tags.len(), BATCH_VERTICES - 2);
-        let before = (b.tags.clone(), b.instances.clone(), b.table, b.prims.clone(), c);
+        let before = (
+            b.tags.clone(),
+            b.instances.clone(),
+            b.table,
+            b.prims.clone(),
+            c,
+        );
         // Two misses fit, the third does not: both undone.
         assert!(!b.try_add([n + 1, n + 2, n + 3], &mut c));
-        assert_eq!((b.tags.clone(), b.instances.clone(), b.table, b.prims.clone(), c), before);
+        assert_eq!(
+            (
+                b.tags.clone(),
+                b.instances.clone(),
+                b.table,
+                b.prims.clone(),
+                c
+            ),
+            before
+        );
         for id in [n + 1, n + 2, n + 3] {
             assert_eq!(b.lookup(id), None);
         }
