@@ -363,7 +363,7 @@ mod tests {
     proptest::proptest! {
         /// The table finds exactly what comparing every slot of the current instance finds:
         /// triangles over a few ids (many hits), instances switching now and then, batches
-        /// filling and flushing.
+        /// filling and flushing; a triangle the batch refuses changes nothing.
         #[test]
         fn lookup_equals_comparing_every_slot_of_the_instance(
             tris in proptest::collection::vec(
@@ -379,7 +379,13 @@ mod tests {
                     instance += 1;
                     batch.begin_instance(instance);
                 }
+                let before = (batch.tags.clone(), batch.instances.clone(), batch.table);
                 if !batch.try_add(tri, &mut counters) {
+                    // A refused triangle leaves the batch as it was.
+                    proptest::prop_assert_eq!(
+                        (batch.tags.clone(), batch.instances.clone(), batch.table),
+                        before
+                    );
                     batch.clear();
                     proptest::prop_assert!(batch.try_add(tri, &mut counters));
                 }
