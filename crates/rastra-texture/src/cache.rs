@@ -52,6 +52,8 @@ use crate::compressed::{MAX_BLOCK_TEXELS, decode_block};
 use crate::format::{TextureAspect, TextureFormat, Unorm8Decoder};
 use crate::storage::{TILE, Texture, TextureDimension, demorton8, morton8};
 
+mod run;
+
 /// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
 /// count, L1 lines to 65536, L2 lines to `MAX_LINES`; line sides rounded down to powers
 /// of two ≤ 16).
@@ -626,6 +628,37 @@ impl<'a> Surface<'a> {
     }
 }
 
+/// Surfaces a texel cache keeps ([`TexelCache::surface_sized`]): a trilinear quad's two
+/// levels.
+const RECENT_SURFACES: usize = 2;
+
+/// A surface [`TexelCache::surface_sized`] made: what it was made for (`source`, absolute
+/// `level`, storage `slice`) and the parts of it that do not borrow the texture, with the
+/// level's size.
+#[derive(Clone, Copy, Debug)]
+struct RecentSurface {
+    source: u32,
+    level: u32,
+    slice: u32,
+    key: LineKey,
+    hash: u64,
+    dims: (u32, u32),
+    size: [u32; 2],
+}
+
+impl RecentSurface {
+    /// No surface: no source has this index (sources are fewer than `MAX_SOURCES`).
+    const NONE: RecentSurface = RecentSurface {
+        source: u32::MAX,
+        level: 0,
+        slice: 0,
+        key: LineKey::EMPTY,
+        hash: 0,
+        dims: (0, 0),
+        size: [0, 0],
+    };
+}
+
 /// Where a 2×2 footprint's taps lie in a surface's lines ([`Surface::footprint_2x2`]): the
 /// line columns of its left and right taps, the line rows of its top and bottom taps, and
 /// each tap's place in its line (row offset plus column), taps in fetch order — (x0, y0),
@@ -715,6 +748,12 @@ pub(crate) struct TexelCache {
     /// The `quick` entry the next plan replaces.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     quick_next: usize,
+    /// The last surfaces [`TexelCache::surface_sized`] made, handed out again while their
+    /// source, level and slice are asked for (a quad's levels are mostly its neighbour's);
+    /// forgotten with the sources (their indices name them).
+    recent: [RecentSurface; RECENT_SURFACES],
+    /// The `recent` entry the next new surface replaces.
+    recent_next: usize,
     /// Scratch: the compressed block the current fill decoded last (kept here so a fill
     /// neither allocates nor clears a block-sized buffer).
     block: Box<[[f32; 4]; MAX_BLOCK_TEXELS]>,
@@ -749,6 +788,8 @@ impl TexelCache {
             fill_lines: Vec::new(),
             quick: [None; QUICK_SURFACES],
             quick_next: 0,
+            recent: [RecentSurface::NONE; RECENT_SURFACES],
+            recent_next: 0,
             block: Box::new([[0.0; 4]; MAX_BLOCK_TEXELS]),
             l2,
             stats: TexelCacheStats::default(),
@@ -760,6 +801,7 @@ impl TexelCache {
         self.tags.fill((LineKey::EMPTY, 0));
         self.sources.clear();
         self.quick = [None; QUICK_SURFACES];
+        self.recent = [RecentSurface::NONE; RECENT_SURFACES];
     }
 
     /// The L1's index for `src`: sources get indices in the order they are first seen
@@ -825,6 +867,55 @@ impl TexelCache {
             hash: surface_hash(tex, generation, level, slice),
             dims: self.line_dims(src.texture),
         }
+    }
+
+    /// [`TexelCache::surface_of`] with the level's width and height (in texels) — one of
+    /// the last surfaces made when it matches, so a run of quads sampling the same levels
+    /// makes each once.
+    #[inline(always)]
+    pub(crate) fn surface_sized<'a>(
+        &mut self,
+        src: &Source<'a>,
+        source: u32,
+        level: u32,
+        slice: u32,
+    ) -> (Surface<'a>, [u32; 2]) {
+        for r in &self.recent {
+            if r.source == source && r.level == level && r.slice == slice {
+                let surface = Surface {
+                    src: *src,
+                    key: r.key,
+                    hash: r.hash,
+                    dims: r.dims,
+                };
+                return (surface, r.size);
+            }
+        }
+        self.make_surface(src, source, level, slice)
+    }
+
+    /// [`TexelCache::surface_sized`]'s new surface, remembered in place of the oldest.
+    #[inline(never)]
+    fn make_surface<'a>(
+        &mut self,
+        src: &Source<'a>,
+        source: u32,
+        level: u32,
+        slice: u32,
+    ) -> (Surface<'a>, [u32; 2]) {
+        let surface = self.surface_of(src, source, level, slice);
+        let [w, h, _] = src.texture.desc().mip_size(level);
+        self.recent[self.recent_next] = RecentSurface {
+            source,
+            level,
+            slice,
+            key: surface.key,
+            hash: surface.hash,
+            dims: surface.dims,
+            size: [w, h],
+        };
+        self.recent_next = (self.recent_next + 1) % RECENT_SURFACES;
+        (surface, [w, h])
     }
 
     /// One bilinear request whose four taps are all texels of `s`: (x0, y0), (x1, y0),

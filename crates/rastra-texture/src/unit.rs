@@ -914,7 +914,6 @@ impl TextureUnit {
         slice: u32,
         source: &Cell<Option<u32>>,
     ) -> (Surface<'t>, [u32; 2]) {
-        let size = view.level_size(level);
         let index = match source.get() {
             Some(i) => i,
             None => {
@@ -923,10 +922,9 @@ impl TextureUnit {
                 i
             }
         };
-        let surface = self
-            .cache
-            .surface_of(src, index, view.base_mip_level + level, slice);
-        (surface, [size[0], size[1]])
+        // (A view level's width and height are its texture level's.)
+        self.cache
+            .surface_sized(src, index, view.base_mip_level + level, slice)
     }
 
     /// Adds `w ×` the bilinear footprints of the first `n` probes of `f` (on level `l`) to

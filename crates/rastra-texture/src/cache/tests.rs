@@ -228,7 +228,9 @@ fn way_hints_equal_searching_every_access() {
 /// A 2×2 request ([`TexelCache::fetch_2x2`]) reads the texels, and leaves the counts,
 /// tags and last uses, that the general footprint fetch of its four taps does:
 /// footprints within one line and across two and four, wrapping to the level's other
-/// side, on a cache small enough to evict, with invalidations.
+/// side, on a cache small enough to evict, with invalidations. So do the same requests
+/// made through [`run::FetchRun`]s of one to eight requests each, on levels that change within
+/// a run.
 #[test]
 fn fetch_2x2_equals_the_general_fetch() {
     let mut tex =
@@ -249,11 +251,14 @@ fn fetch_2x2_equals_the_general_fetch() {
         aspect: TextureAspect::All,
     };
     for config in l1_geometries() {
-        let (mut pairs, mut general) = (
+        let (mut pairs, mut general, mut runs) = (
+            TexelCache::new(config, false),
             TexelCache::new(config, false),
             TexelCache::new(config, false),
         );
         let (mut x, mut y) = (0u32, 0u32);
+        // The requests of the current run: surface, footprint and what `pairs` read.
+        let mut pending = Vec::new();
         for i in 0..200_000u32 {
             let r = next();
             let level = r % 3;
@@ -275,14 +280,30 @@ fn fetch_2x2_equals_the_general_fetch() {
             let mut want = [[0u32; 4]; 4];
             general.fetch(&src, &taps, &mut want);
             assert_eq!(got, want, "request {i}");
-            if i % 70_000 == 69_999 {
+            pending.push((runs.surface(&src, level, 0), a.footprint_2x2(xs, ys), got));
+            let invalidate = i % 70_000 == 69_999;
+            if invalidate || i == 199_999 || pending.len() > (r >> 10 & 7) as usize {
+                let mut run = runs.run();
+                for (k, (s, f, want)) in pending.drain(..).enumerate() {
+                    assert_eq!(run.fetch(&s, &f), want, "request {i}, run place {k}");
+                }
+                drop(run);
+                assert_eq!(runs.clock, pairs.clock, "request {i}");
+                assert_eq!(runs.tags, pairs.tags, "request {i}");
+            }
+            if invalidate {
                 pairs.invalidate();
                 general.invalidate();
+                runs.invalidate();
             }
         }
         assert!(pairs.stats.l1_misses > 1_000, "{:?}", pairs.stats);
         assert_eq!(pairs.stats, general.stats);
         assert_eq!(pairs.tags, general.tags);
+        // (A run counts its line accesses, not its requests: its caller does.)
+        let mut counted = runs.stats;
+        (counted.requests, counted.texel_reads) = (pairs.stats.requests, pairs.stats.texel_reads);
+        assert_eq!(counted, pairs.stats);
     }
 }
 
@@ -352,4 +373,54 @@ fn quick_fills_equal_the_general_fill() {
     if crate::cpu::wide() {
         assert!(with_plans > 10_000, "{with_plans}");
     }
+}
+
+/// The surfaces handed out again ([`TexelCache::surface_sized`]) are those made afresh —
+/// the same tag, hash, line shape and level size — across two textures of different
+/// sizes, two interpretations of one, their levels and layers, asked for in random order,
+/// with invalidations (which renumber the sources).
+#[test]
+fn kept_surfaces_equal_fresh_ones() {
+    let textures = [
+        Texture::new(TextureDesc::d2(64, 32, TextureFormat::Rgba8Unorm).with_mips(4)).unwrap(),
+        Texture::new(
+            TextureDesc::d2(20, 48, TextureFormat::Rgba8Unorm)
+                .with_mips(3)
+                .with_layers(2),
+        )
+        .unwrap(),
+    ];
+    let mut next = xorshift(0x1b87_3593u32);
+    let mut cache = TexelCache::new(CacheConfig::default(), false);
+    let mut kept = 0;
+    for i in 0..20_000u32 {
+        let r = next();
+        let texture = &textures[(r & 1) as usize];
+        let src = Source {
+            texture,
+            format: [TextureFormat::Rgba8Unorm, TextureFormat::Rgba8UnormSrgb]
+                [(r >> 1 & 1) as usize],
+            aspect: TextureAspect::All,
+        };
+        let level = (r >> 2) % texture.desc().mip_level_count;
+        let slice = (r >> 5) % texture.desc().size[2];
+        let source = cache.source_index(&src);
+        let recent = cache
+            .recent
+            .iter()
+            .any(|m| m.source == source && m.level == level && m.slice == slice);
+        kept += recent as u32;
+        let (got, size) = cache.surface_sized(&src, source, level, slice);
+        let want = cache.surface_of(&src, source, level, slice);
+        let [w, h, _] = texture.desc().mip_size(level);
+        assert_eq!(
+            (got.key, got.hash, got.dims, size),
+            (want.key, want.hash, want.dims, [w, h]),
+            "request {i}"
+        );
+        if r >> 8 & 1023 == 0 {
+            cache.invalidate();
+        }
+    }
+    assert!(kept > 1_000 && kept < 19_000, "{kept}");
 }

@@ -173,6 +173,7 @@ fn quad_passes<const FINITE: bool>(
     // (Its one probe on its one level is a lane's whole result: the per-lane path returns
     // that footprint as it is, not 1 × it added to 0.)
     let whole = count == 1 && n == 1;
+    let mut run = cache.run();
     let mut out = [[0.0f32; 4]; 4];
     for (lane, result) in out.iter_mut().enumerate() {
         if active >> lane & 1 == 0 {
@@ -192,7 +193,7 @@ fn quad_passes<const FINITE: bool>(
                     ly: [ly[0][s], ly[1][s]],
                     at: [at[0][s], at[1][s], at[2][s], at[3][s]],
                 };
-                let vals = cache.fetch_lines_2x2_uncounted(surface, &lines);
+                let vals = run.fetch(surface, &lines);
                 let v = weighted_sum::<FINITE>([w[0][s], w[1][s], w[2][s], w[3][s]], &vals);
                 if whole {
                     acc = v;
@@ -205,6 +206,8 @@ fn quad_passes<const FINITE: bool>(
         }
         *result = acc;
     }
+    // (The run gives its clock and counts back to the cache.)
+    drop(run);
     Some(out)
 }
 
