@@ -8,7 +8,7 @@
 //! (`quad_mode`). A binding the pipeline did not supply, or a request the
 //! texture unit rejects, reads zeros — API validation keeps both from happening.
 
-use rastra_texture::{Lod, Quad, TextureUnit};
+use rastra_texture::{Lod, Quad, QuadRun, TextureUnit};
 
 use crate::ir::{Reg, SampleLod, TexInst, TexOp};
 use crate::{Mask, Resources, WARP_LANES};
@@ -127,6 +127,19 @@ pub(crate) fn execute(
                     let half = 0.5 / size.max(1) as f32;
                     v.clamp(half, 1.0 - half)
                 };
+                // The quads with lanes that want results, in order: a gather's one by one, a
+                // sample's as one run.
+                let mut run = [Quad::new([[0.0; 3]; 4]); WARP_LANES / 4];
+                // (One LOD choice for the whole run when no quad has its own.)
+                let shared = match lod {
+                    SampleLod::Implicit => Some(Lod::Implicit),
+                    SampleLod::Zero => Some(Lod::Level([0.0; 4])),
+                    _ => None,
+                };
+                let mut lods = [Lod::Implicit; WARP_LANES / 4];
+                let mut refs = [[0.0f32; 4]; WARP_LANES / 4];
+                let mut quads = [0usize; WARP_LANES / 4];
+                let mut n = 0;
                 for q in 0..WARP_LANES / 4 {
                     let lanes = quad_lanes(wanted, q);
                     if lanes == 0 {
@@ -151,19 +164,22 @@ pub(crate) fn execute(
                         }));
                     }
                     let dref = depth_ref.map(|d| std::array::from_fn(|i| fl(d, i)));
-                    let result = if let Some(component) = gather {
-                        match dref {
+                    if let Some(component) = gather {
+                        let result = match dref {
                             Some(dref) => unit
                                 .gather_compare(b.texture, view, smp, &quad, dref)
                                 .map(bits),
                             None => unit.gather(b.texture, view, smp, &quad, component),
+                        };
+                        if let Ok(r) = result {
+                            scatter(&mut out, q, r);
                         }
-                    } else {
-                        let lod = match lod {
-                            SampleLod::Implicit => Lod::Implicit,
+                        continue;
+                    }
+                    if shared.is_none() {
+                        lods[n] = match lod {
                             SampleLod::Bias(r) => Lod::Bias(std::array::from_fn(|i| fl(r, i))),
                             SampleLod::Level(r) => Lod::Level(std::array::from_fn(|i| fl(r, i))),
-                            SampleLod::Zero => Lod::Level([0.0; 4]),
                             SampleLod::Grad { ddx, ddy } => {
                                 let g = |r: Reg, i: usize| {
                                     vec3(regs, r, coord_count, at(i)).map(f32::from_bits)
@@ -173,12 +189,32 @@ pub(crate) fn execute(
                                     ddy: std::array::from_fn(|i| g(ddy, i)),
                                 }
                             }
+                            // (Those are the run's shared choice.)
+                            SampleLod::Implicit | SampleLod::Zero => Lod::Implicit,
                         };
-                        unit.sample_with(b.texture, view, smp, &quad, lod, dref)
-                            .map(bits)
+                    }
+                    run[n] = quad;
+                    refs[n] = dref.unwrap_or_default();
+                    quads[n] = q;
+                    n += 1;
+                }
+                if n > 0 {
+                    let mut results = [[[0.0f32; 4]; 4]; WARP_LANES / 4];
+                    let refs = depth_ref.map(|_| &refs[..n]);
+                    let lods = match &shared {
+                        Some(l) => std::slice::from_ref(l),
+                        None => &lods[..n],
                     };
-                    if let Ok(r) = result {
-                        scatter(&mut out, q, r);
+                    let run = QuadRun {
+                        quads: &run[..n],
+                        lods,
+                        depth_refs: refs,
+                    };
+                    let sampled = unit.sample_run(b.texture, view, smp, &run, &mut results);
+                    if sampled.is_ok() {
+                        for (&q, r) in quads[..n].iter().zip(&results) {
+                            scatter(&mut out, q, bits(*r));
+                        }
                     }
                 }
             }

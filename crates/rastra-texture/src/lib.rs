@@ -38,7 +38,7 @@ pub use storage::{
     DataLayout, Limits, SurfaceLayout, Texture, TextureCopy, TextureDesc, TextureDimension,
     copy_texture_to_texture, tiled_element,
 };
-pub use unit::{Lod, Quad, TextureUnit};
+pub use unit::{Lod, Quad, QuadRun, TextureUnit};
 pub use view::{TextureView, TextureViewDesc, TextureViewDimension};
 
 /// Why a texture operation was refused. Each message names the rule that failed.

@@ -110,6 +110,16 @@ impl Quad {
     }
 }
 
+/// Quads sampled together ([`TextureUnit::sample_run`]): `quads[i]` chooses its LOD as
+/// `lods[i]` — or `lods[0]`, for every quad, when that is the only one — and compares with
+/// `depth_refs[i]` if the run compares.
+#[derive(Clone, Copy, Debug)]
+pub struct QuadRun<'a> {
+    pub quads: &'a [Quad],
+    pub lods: &'a [Lod],
+    pub depth_refs: Option<&'a [[f32; 4]]>,
+}
+
 /// How the LOD is chosen (WGSL textureSample / SampleBias / SampleLevel / SampleGrad).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Lod {
@@ -319,8 +329,6 @@ impl TextureUnit {
     }
 
     /// Every sampling operation: `lod` chooses the level, `depth_ref` makes it a compare.
-    /// (The work is `sample_for_cpu`, compiled for the baseline and for AVX2: the same
-    /// bits.)
     pub fn sample_with(
         &mut self,
         tex: &Texture,
@@ -330,7 +338,41 @@ impl TextureUnit {
         lod: Lod,
         depth_ref: Option<[f32; 4]>,
     ) -> Result<[[f32; 4]; 4], TextureError> {
-        sample_for_cpu(self, tex, view, sampler, quad, lod, depth_ref)
+        let mut out = [[[0.0; 4]; 4]];
+        let refs = depth_ref.map(|r| [r]);
+        let run = QuadRun {
+            quads: std::slice::from_ref(quad),
+            lods: &[lod],
+            depth_refs: refs.as_ref().map(|r| &r[..]),
+        };
+        sample_for_cpu(self, tex, view, sampler, &run, &mut out)?;
+        Ok(out[0])
+    }
+
+    /// [`TextureUnit::sample_with`] for a run of quads on one texture, view and sampler (a
+    /// warp's texture instruction: T4's quads, sent together): quad `i` of `run` gives
+    /// `out[i]`. The run is checked once; a run invalid for the view (see
+    /// [`TextureUnit::sample_with`]) is an error and writes nothing. (The work is
+    /// `sample_for_cpu`, compiled for the baseline and for AVX2: the same bits.)
+    pub fn sample_run(
+        &mut self,
+        tex: &Texture,
+        view: &TextureView,
+        sampler: &Sampler,
+        run: &QuadRun,
+        out: &mut [[[f32; 4]; 4]],
+    ) -> Result<(), TextureError> {
+        let n = run.quads.len();
+        if out.len() < n
+            || !(run.lods.len() == 1 || run.lods.len() >= n)
+            || run.depth_refs.is_some_and(|r| r.len() < n)
+        {
+            return invalid!(
+                "{n} sampling requests need as many results and depth references, and one LOD \
+                 choice or one each"
+            );
+        }
+        sample_for_cpu(self, tex, view, sampler, run, out)
     }
 
     /// textureGather: component `component` (0–3) of the four texels of the bilinear
@@ -1278,17 +1320,23 @@ fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
 }
 
 crate::multiversion! {
-/// [`TextureUnit::sample_with`], compiled for the baseline and for AVX2+FMA (the same bits:
-/// the filter's arithmetic is IEEE multiplies and adds, its conversions exact either way).
+/// [`TextureUnit::sample_run`], compiled for the baseline and for AVX2+FMA (the same bits:
+/// the filter's arithmetic is IEEE multiplies and adds, its conversions exact either way);
+/// `out`, and the run's depth references (if any) and LODs (unless it has one), as long
+/// as its quads at least.
 fn sample_for_cpu(
     unit: &mut TextureUnit,
     tex: &Texture,
     view: &TextureView,
     sampler: &Sampler,
-    quad: &Quad,
-    lod: Lod,
-    depth_ref: Option<[f32; 4]>,
-) -> Result<[[f32; 4]; 4], TextureError> {
+    run: &QuadRun,
+    out: &mut [[[f32; 4]; 4]],
+) -> Result<(), TextureError> {
+    let QuadRun {
+        quads,
+        lods,
+        depth_refs,
+    } = *run;
     check_view(tex, view)?;
     if tex.desc().sample_count > 1 {
         return invalid!("multisampled textures can only be loaded, not sampled");
@@ -1300,22 +1348,29 @@ fn sample_for_cpu(
             view.format
         );
     }
-    check_compare(view, sampler, depth_ref.is_some())?;
+    check_compare(view, sampler, depth_refs.is_some())?;
     let src = Source {
         texture: tex,
         format: view.format,
         aspect: view.aspect,
     };
-    let (pos, lods) = unit.setup(view, sampler, quad, lod);
     // A quad whose lanes all filter bilinearly on 2D levels takes the quad path, unless a
     // footprint there is not its short case. An 8-bit unorm source's texels are all finite:
     // it takes a copy of the loops whose weighted sums need no mask (one test per request,
     // none per texel).
-    Ok(if view.format.is_unorm8() {
-        sample_quad_or_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
-    } else {
-        sample_quad_or_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
-    })
+    let finite = view.format.is_unorm8();
+    let shared = lods.len() == 1;
+    for (i, (quad, result)) in quads.iter().zip(out.iter_mut()).enumerate() {
+        let depth_ref = depth_refs.map(|r| r[i]);
+        let lod = if shared { lods[0] } else { lods[i] };
+        let (pos, lods) = unit.setup(view, sampler, quad, lod);
+        *result = if finite {
+            sample_quad_or_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+        } else {
+            sample_quad_or_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+        };
+    }
+    Ok(())
 }
 }
 

@@ -700,3 +700,93 @@ fn quad_path_equals_the_lane_path() {
     }
     assert!(taken > 5_000 && refused > 1_000, "{taken} {refused}");
 }
+
+/// A run of quads ([`TextureUnit::sample_run`]) gives each quad what sampling it alone
+/// gives, and leaves the same cache statistics: quads of all lane masks, with one LOD
+/// choice for the run and with one per quad; lengths that do not match are an error that
+/// writes nothing.
+#[test]
+fn a_run_of_quads_equals_its_quads_one_by_one() {
+    let mut tex =
+        Texture::new(TextureDesc::d2(32, 32, TextureFormat::Rgba8Unorm).with_mips(6)).unwrap();
+    let mut s = 0x6a09_e667u32;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    for level in 0..6 {
+        let [w, h, _] = tex.desc().mip_size(level);
+        for y in 0..h {
+            for x in 0..w {
+                let v = next().to_le_bytes();
+                tex.element_mut(level, 0, x, y).unwrap().copy_from_slice(&v);
+            }
+        }
+    }
+    let view = TextureView::whole(&tex).unwrap();
+    let sampler = Sampler::new(SamplerDesc {
+        max_anisotropy: 4,
+        ..SamplerDesc::trilinear()
+    })
+    .unwrap();
+    let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
+    let (mut runs, mut singles) = (TextureUnit::default(), TextureUnit::default());
+    for round in 0..200 {
+        let count = 1 + round % 16;
+        let quads: Vec<Quad> = (0..count)
+            .map(|_| {
+                let (u, v, du, dv) = (
+                    unit_f(next()),
+                    unit_f(next()),
+                    unit_f(next()) * 0.2,
+                    unit_f(next()) * 0.05,
+                );
+                Quad::uv([[u, v], [u + du, v], [u, v + dv], [u + du, v + dv]])
+                    .with_lanes(1 + (next() % 15) as u8)
+            })
+            .collect();
+        let lods: Vec<Lod> = if round % 2 == 0 {
+            vec![Lod::Implicit]
+        } else {
+            (0..count)
+                .map(|_| Lod::Bias(std::array::from_fn(|_| unit_f(next()) * 4.0 - 2.0)))
+                .collect()
+        };
+        let mut got = vec![[[0.0f32; 4]; 4]; count];
+        let run = QuadRun {
+            quads: &quads,
+            lods: &lods,
+            depth_refs: None,
+        };
+        runs.sample_run(&tex, &view, &sampler, &run, &mut got)
+            .unwrap();
+        for (i, q) in quads.iter().enumerate() {
+            let lod = if lods.len() == 1 { lods[0] } else { lods[i] };
+            let want = singles
+                .sample_with(&tex, &view, &sampler, q, lod, None)
+                .unwrap();
+            assert_eq!(got[i], want, "round {round} quad {i}");
+        }
+        assert_eq!(runs.stats(), singles.stats(), "round {round}");
+    }
+    let quads = [Quad::uv([[0.5; 2]; 4]); 3];
+    let mut out = [[[7.0f32; 4]; 4]; 3];
+    let run = |lods| QuadRun {
+        quads: &quads,
+        lods,
+        depth_refs: None,
+    };
+    let two = run(&[Lod::Implicit; 2]);
+    assert!(
+        runs.sample_run(&tex, &view, &sampler, &two, &mut out)
+            .is_err()
+    );
+    let one = run(&[Lod::Implicit]);
+    assert!(
+        runs.sample_run(&tex, &view, &sampler, &one, &mut out[..2])
+            .is_err()
+    );
+    assert_eq!(out, [[[7.0f32; 4]; 4]; 3]);
+}
