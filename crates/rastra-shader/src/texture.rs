@@ -1,7 +1,9 @@
 //! The shader core's port to its texture unit (T4: "the shader unit sends texture requests
-//! a quad at a time"): executes one [`TexInst`] for a warp by handing each quad of lanes
-//! (lanes 4q…4q+3, pixel i of a pixel quad) with an active lane to the
-//! [`TextureUnit`], then scattering the four results into the destination registers.
+//! a quad at a time"): executes one [`TexInst`] for a warp by handing its quads of lanes
+//! (lanes 4q…4q+3, pixel i of a pixel quad) with an active lane to the [`TextureUnit`] —
+//! a sample's as one run ([`rastra_texture::QuadRun`]), checked once, a gather's or a
+//! load's one by one — then scattering each quad's four results into the destination
+//! registers.
 //!
 //! Lanes that are not active still supply coordinates (so a quad's implicit LOD stays
 //! defined) but read no texels; neither do helper lanes when nothing reads their results
