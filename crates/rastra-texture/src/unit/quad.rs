@@ -142,19 +142,25 @@ fn quad_passes<const FINITE: bool>(
     };
     // Pass 1: each level's set-up and its slots' footprints.
     let source = Cell::new(None);
-    let mut surfaces = [None; 2];
+    // (A level the quad does not sample takes the first's place, unused.)
+    let first_level = unit.surface_2d(src, view, levels[0].0, slice, &source);
+    let second_level = if count == 2 {
+        unit.surface_2d(src, view, levels[1].0, slice, &source)
+    } else {
+        first_level
+    };
+    let surfaces = [first_level.0, second_level.0];
+    let sizes = [first_level.1, second_level.1];
     let d = sampler.desc();
     let modes = [d.address_mode_u, d.address_mode_v];
     let offset = [quad.offset[0], quad.offset[1]];
     let mut refused = false;
-    for (j, &(level, _)) in levels[..count].iter().enumerate() {
-        let (surface, size) = unit.surface_2d(src, view, level, slice, &source);
+    for (j, (surface, size)) in surfaces[..count].iter().zip(sizes).enumerate() {
         if size.iter().any(|&s| s > i32::MAX as u32) {
             return None;
         }
         let size = size.map(|s| s as i32);
         let shifts = surface.line_shifts();
-        surfaces[j] = Some(surface);
         for base in (0..4 * n).step_by(GROUP) {
             let probes = [base / 4, base / 4 + 1];
             // The slots in use: the lanes that want results, probes below n.
@@ -181,7 +187,6 @@ fn quad_passes<const FINITE: bool>(
         }
         let mut acc = [0.0f32; 4];
         for (j, surface) in surfaces[..count].iter().enumerate() {
-            let surface = surface.as_ref().expect("set up in pass 1");
             // Every probe of a level has the same weight.
             let weight = levels[j].1 / n as f32;
             let (lx, ly, at, w) = (&slots.lx[j], &slots.ly[j], &slots.at[j], &slots.w[j]);
