@@ -945,62 +945,11 @@ impl TexelCache {
     }
 
     /// [`TexelCache::fetch_lines_2x2`] without counting the request (the caller counts it,
-    /// [`TexelCache::count_2x2_requests`]); the line accesses count themselves.
+    /// [`TexelCache::count_2x2_requests`]); the line accesses count themselves. A run of one
+    /// request ([`TexelCache::run`]).
     #[inline(always)]
     pub fn fetch_lines_2x2_uncounted(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
-        let (lx, ly) = (f.lx, f.ly);
-        let at = f.at.map(|a| a as usize);
-        let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);
-        let mut out = [[0u32; 4]; 4];
-        let w = self.access_at(s, lx[0], ly[0]);
-        out[0] = self.texel(w, at[0]);
-        if same_x {
-            out[1] = self.texel(w, at[1]);
-        }
-        if same_y {
-            out[2] = self.texel(w, at[2]);
-            if same_x {
-                out[3] = self.texel(w, at[3]);
-            }
-        }
-        if !same_x {
-            let w = self.access_at(s, lx[1], ly[0]);
-            out[1] = self.texel(w, at[1]);
-            if same_y {
-                out[3] = self.texel(w, at[3]);
-            }
-        }
-        if !same_y {
-            let w = self.access_at(s, lx[0], ly[1]);
-            out[2] = self.texel(w, at[2]);
-            if same_x {
-                out[3] = self.texel(w, at[3]);
-            }
-            if !same_x {
-                let w = self.access_at(s, lx[1], ly[1]);
-                out[3] = self.texel(w, at[3]);
-            }
-        }
-        out
-    }
-
-    /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
-    #[inline(always)]
-    fn texel(&self, way: usize, offset: usize) -> [u32; 4] {
-        debug_assert!(way < self.tags.len() && offset < self.line_texels);
-        debug_assert_eq!(self.data.len(), self.tags.len() * self.line_texels);
-        // SAFETY: `data` holds `line_texels` texels for each of the `tags.len()` ways: it is
-        // sized so by the first fill, and a way an access returns holds a line — a hit's
-        // was filled before, a miss's just now; every such way indexes `tags`, and a
-        // position inside a line (column < line width, row offset < line height · width)
-        // is below `line_texels`.
-        unsafe { *self.data.get_unchecked(way * self.line_texels + offset) }
-    }
-
-    /// [`TexelCache::access`] of line (lx, ly) of `s`.
-    #[inline]
-    fn access_at(&mut self, s: &Surface, lx: u32, ly: u32) -> usize {
-        self.access_hashed(&s.src, &s.key.at(lx, ly), s.hash, s.dims)
+        self.run().fetch(s, f)
     }
 
     /// Reads one footprint's texels (one request) into `out`.

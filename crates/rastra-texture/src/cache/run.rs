@@ -5,8 +5,7 @@
 use super::*;
 
 impl TexelCache {
-    /// A run of [`TexelCache::fetch_lines_2x2_uncounted`]s that keeps the L1's hot state
-    /// in the run ([`FetchRun`]).
+    /// A run of 2×2 fetches that keeps the L1's hot state in the run ([`FetchRun`]).
     #[inline(always)]
     pub fn run(&mut self) -> FetchRun<'_> {
         let (tags, hints, data) = self.places();
@@ -34,9 +33,9 @@ impl TexelCache {
     }
 }
 
-/// A run of 2×2 fetches ([`TexelCache::run`]): the same accesses as
-/// [`TexelCache::fetch_lines_2x2_uncounted`], in the same order, with the same results, but
-/// with the L1's hot state — where its tags, way hints and texels are, its clock, the
+/// A run of 2×2 fetches ([`TexelCache::run`]): each footprint's one, two or four lines
+/// accessed as [`TexelCache::access_hashed`] accesses a line, in the order its taps name
+/// them, every tap in a line read right away — but with the L1's hot state — where its tags, way hints and texels are, its clock, the
 /// accesses and hits so far — held in the run, so a hit through its way hint reads and
 /// writes nothing of the cache but the hint, the tag's use time and the texels. The run
 /// gives the clock and the counts back before each set search (which stamps with the
@@ -53,7 +52,8 @@ pub(crate) struct FetchRun<'c> {
 }
 
 impl FetchRun<'_> {
-    /// [`TexelCache::fetch_lines_2x2_uncounted`] of footprint `f` on surface `s`.
+    /// The texels of footprint `f` on surface `s`, taps in its order: the line of the first
+    /// tap accessed, every tap in it read; then each further line the same way.
     #[inline(always)]
     pub fn fetch(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
         let (lx, ly) = (f.lx, f.ly);
@@ -135,7 +135,7 @@ impl FetchRun<'_> {
         (self.accesses, self.hits) = (0, 0);
     }
 
-    /// [`TexelCache::texel`].
+    /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
     #[inline(always)]
     fn texel(&self, way: usize, offset: usize) -> [u32; 4] {
         debug_assert!(way < self.cache.tags.len() && offset < self.line_texels);
@@ -143,8 +143,11 @@ impl FetchRun<'_> {
             self.cache.data.len(),
             self.cache.tags.len() * self.line_texels
         );
-        // SAFETY: as `TexelCache::texel`'s; `data` was made after the last fill (which
-        // allocates it the first time).
+        // SAFETY: `data` holds `line_texels` texels for each of the `tags.len()` ways: the
+        // first fill sizes it so (and `data` was taken after the last fill). A way an
+        // access returns holds a line — a hit's was filled before, a miss's just now —
+        // and indexes `tags`; a place inside a line (column below the line's width, row
+        // offset below its height times its width) is below `line_texels`.
         unsafe { *self.data.add(way * self.line_texels + offset) }
     }
 }
