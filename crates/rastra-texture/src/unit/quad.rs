@@ -179,6 +179,8 @@ fn quad_passes<const FINITE: bool>(
     // (Its one probe on its one level is a lane's whole result: the per-lane path returns
     // that footprint as it is, not 1 × it added to 0.)
     let whole = count == 1 && n == 1;
+    // Every probe of a level has the same weight.
+    let weights = levels.map(|(_, w)| w / n as f32);
     let mut run = cache.run();
     let mut out = [[0.0f32; 4]; 4];
     for (lane, result) in out.iter_mut().enumerate() {
@@ -186,9 +188,7 @@ fn quad_passes<const FINITE: bool>(
             continue;
         }
         let mut acc = [0.0f32; 4];
-        for (j, surface) in surfaces[..count].iter().enumerate() {
-            // Every probe of a level has the same weight.
-            let weight = levels[j].1 / n as f32;
+        for (j, (surface, &weight)) in surfaces[..count].iter().zip(&weights).enumerate() {
             let (lx, ly, at, w) = (&slots.lx[j], &slots.ly[j], &slots.at[j], &slots.w[j]);
             // The lane's slots: its own of each probe's four.
             for k in 0..n {
