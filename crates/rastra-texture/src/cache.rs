@@ -1315,6 +1315,33 @@ impl TexelCache {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]], lw: u32) {
     use std::arch::x86_64::*;
+    // The default line, 4×4 texels: the eight pairs' places are constants.
+    if let (4, Some(bytes), Some(line)) =
+        (lw, bytes.first_chunk::<64>(), line.first_chunk_mut::<16>())
+    {
+        /// Where pair p (Morton elements 2p, 2p + 1) starts in a 4×4 line, row-major.
+        const AT: [usize; 8] = {
+            let mut at = [0; 8];
+            let mut p = 0;
+            while p < 8 {
+                let m = 2 * p;
+                let (x, y) = ((m & 1) | (m >> 1 & 2), (m >> 1 & 1) | (m >> 2 & 2));
+                at[p] = 4 * y + x;
+                p += 1;
+            }
+            at
+        };
+        for (p, &at) in AT.iter().enumerate() {
+            let pair: &[u8; 8] = bytes[8 * p..8 * p + 8].try_into().expect("eight bytes");
+            // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
+            let v = unsafe { d.decode_pair_avx2(pair) };
+            let texels: &mut [[u32; 4]; 2] =
+                (&mut line[at..at + 2]).try_into().expect("two texels");
+            // SAFETY: a 32-byte store into two four-word texels.
+            unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
+        }
+        return;
+    }
     for (p, pair) in bytes.chunks_exact(8).enumerate() {
         let pair: &[u8; 8] = pair.try_into().expect("chunks of eight bytes");
         // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.

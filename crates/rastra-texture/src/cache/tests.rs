@@ -14,11 +14,23 @@ fn small_l2() -> CacheConfig {
 }
 
 /// The default L1 and one small enough (16 lines, 2-way) that the tests' walks evict.
-fn l1_geometries() -> [CacheConfig; 2] {
+fn l1_geometries() -> [CacheConfig; 4] {
     [
         CacheConfig::default(),
         CacheConfig {
             l1_lines: 16,
+            l1_ways: 2,
+            ..CacheConfig::default()
+        },
+        // Two sets of one way: a footprint's later line can evict its earlier one.
+        CacheConfig {
+            l1_lines: 2,
+            l1_ways: 1,
+            ..CacheConfig::default()
+        },
+        // Three sets: not a power of two.
+        CacheConfig {
+            l1_lines: 6,
             l1_ways: 2,
             ..CacheConfig::default()
         },
