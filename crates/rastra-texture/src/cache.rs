@@ -1315,10 +1315,13 @@ impl TexelCache {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]], lw: u32) {
     use std::arch::x86_64::*;
-    // The default line, 4×4 texels: the eight pairs' places are constants.
-    if let (4, Some(bytes), Some(line)) =
-        (lw, bytes.first_chunk::<64>(), line.first_chunk_mut::<16>())
-    {
+    // The default line, 4×4 texels (exactly: a line four wide and another height takes the
+    // loop below): the eight pairs' places are constants.
+    if let (4, Ok(bytes), Ok(line)) = (
+        lw,
+        <&[u8; 64]>::try_from(bytes),
+        <&mut [[u32; 4]; 16]>::try_from(&mut *line),
+    ) {
         /// Where pair p (Morton elements 2p, 2p + 1) starts in a 4×4 line, row-major.
         const AT: [usize; 8] = {
             let mut at = [0; 8];
