@@ -13,7 +13,8 @@ fn small_l2() -> CacheConfig {
     }
 }
 
-/// The default L1 and one small enough (16 lines, 2-way) that the tests' walks evict.
+/// The default L1, one small enough (16 lines, 2-way) that the tests' walks evict, one of two
+/// one-way sets and one of three sets.
 fn l1_geometries() -> [CacheConfig; 4] {
     [
         CacheConfig::default(),
