@@ -1314,7 +1314,6 @@ impl TexelCache {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]], lw: u32) {
-    use std::arch::x86_64::*;
     // The default line, 4×4 texels (exactly: a line four wide and another height takes the
     // loop below): the eight pairs' places are constants.
     if let (4, Ok(bytes), Ok(line)) = (
@@ -1327,35 +1326,43 @@ unsafe fn fill_pairs_avx2(d: &Unorm8Decoder, bytes: &[u8], line: &mut [[u32; 4]]
             let mut at = [0; 8];
             let mut p = 0;
             while p < 8 {
-                let m = 2 * p;
-                let (x, y) = ((m & 1) | (m >> 1 & 2), (m >> 1 & 1) | (m >> 2 & 2));
-                at[p] = 4 * y + x;
+                let (x, y) = demorton8(2 * p as u32);
+                at[p] = (4 * y + x) as usize;
                 p += 1;
             }
             at
         };
         for (p, &at) in AT.iter().enumerate() {
-            let pair: &[u8; 8] = bytes[8 * p..8 * p + 8].try_into().expect("eight bytes");
+            let pair = bytes[8 * p..8 * p + 8].try_into().expect("eight bytes");
             // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
-            let v = unsafe { d.decode_pair_avx2(pair) };
-            let texels: &mut [[u32; 4]; 2] =
-                (&mut line[at..at + 2]).try_into().expect("two texels");
-            // SAFETY: a 32-byte store into two four-word texels.
-            unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
+            unsafe { decode_pair_to(d, pair, line, at) };
         }
         return;
     }
     for (p, pair) in bytes.chunks_exact(8).enumerate() {
-        let pair: &[u8; 8] = pair.try_into().expect("chunks of eight bytes");
-        // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
-        let v = unsafe { d.decode_pair_avx2(pair) };
         let (tx, ty) = demorton8(2 * p as u32);
         debug_assert!(tx % 2 == 0 && tx + 1 < lw);
-        let at = (ty * lw + tx) as usize;
-        let texels: &mut [[u32; 4]; 2] = (&mut line[at..at + 2]).try_into().expect("two texels");
-        // SAFETY: a 32-byte store into two four-word texels.
-        unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
+        let pair = pair.try_into().expect("chunks of eight bytes");
+        // SAFETY: AVX2 and FMA (this function's contract); four-byte texels.
+        unsafe { decode_pair_to(d, pair, line, (ty * lw + tx) as usize) };
     }
+}
+
+/// [`fill_pairs_avx2`]'s step: a texel pair decoded and stored as one 32-byte store at
+/// texels `at` and `at + 1` of `line`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA, and `d` must decode four-byte texels.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn decode_pair_to(d: &Unorm8Decoder, pair: &[u8; 8], line: &mut [[u32; 4]], at: usize) {
+    use std::arch::x86_64::*;
+    // SAFETY: AVX2 and FMA, four-byte texels (this function's contract).
+    let v = unsafe { d.decode_pair_avx2(pair) };
+    let texels: &mut [[u32; 4]; 2] = (&mut line[at..at + 2]).try_into().expect("two texels");
+    // SAFETY: a 32-byte store into two four-word texels.
+    unsafe { _mm256_storeu_ps(texels.as_mut_ptr().cast(), v) };
 }
 
 #[cfg(test)]

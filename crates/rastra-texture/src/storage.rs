@@ -374,7 +374,7 @@ pub(crate) fn morton8(x: u32, y: u32) -> u32 {
 /// The inverse of [`morton8`]: the (x, y) of Morton index `m` (< 64) in an 8×8 tile
 /// (a table).
 #[inline]
-pub(crate) fn demorton8(m: u32) -> (u32, u32) {
+pub(crate) const fn demorton8(m: u32) -> (u32, u32) {
     const fn gather(v: u32) -> u32 {
         (v & 1) | (v >> 1 & 2) | (v >> 2 & 4)
     }
