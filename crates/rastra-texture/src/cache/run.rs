@@ -15,7 +15,6 @@ impl TexelCache {
             data,
             line_texels: self.line_texels,
             clock: self.clock,
-            accesses: 0,
             hits: 0,
             cache: self,
         }
@@ -35,18 +34,19 @@ impl TexelCache {
 
 /// A run of 2×2 fetches ([`TexelCache::run`]): each footprint's one, two or four lines
 /// accessed as [`TexelCache::access_hashed`] accesses a line, in the order its taps name
-/// them, every tap in a line read right away — but with the L1's hot state — where its tags, way hints and texels are, its clock, the
-/// accesses and hits so far — held in the run, so a hit through its way hint reads and
-/// writes nothing of the cache but the hint, the tag's use time and the texels. The run
-/// gives the clock and the counts back before each set search (which stamps with the
-/// clock, counts itself and may fill) and when it ends (dropped).
+/// them, every tap in a line read right away — but with the L1's hot state — where its
+/// tags, way hints and texels are, its clock and the hits so far — held in the run, so a
+/// hit through its way hint reads and writes nothing of the cache but the hint, the tag's
+/// use time and the texels. Every access advances the clock by one, so the accesses are
+/// the clock's advance since it was last given back. The run gives the clock and the
+/// counts back before each set search (which stamps with the clock, counts itself and may
+/// fill) and when it ends (dropped).
 pub(crate) struct FetchRun<'c> {
     tags: *mut (LineKey, u64),
     hints: *const u32,
     data: *const [u32; 4],
     line_texels: usize,
     clock: u64,
-    accesses: u64,
     hits: u64,
     cache: &'c mut TexelCache,
 }
@@ -97,7 +97,6 @@ impl FetchRun<'_> {
     fn access(&mut self, s: &Surface, lx: u32, ly: u32) -> usize {
         let key = s.key.at(lx, ly);
         let slot = hint_slot(&key, s.hash);
-        self.accesses += 1;
         self.clock += 1;
         // SAFETY: `hints` and `tags` are the cache's arrays, made after their last other
         // use ([`TexelCache::places`]) and never resized; a slot is below `HINT_SLOTS`
@@ -126,13 +125,14 @@ impl FetchRun<'_> {
         w
     }
 
-    /// Puts the clock and the counts so far into the cache.
+    /// Puts the clock and the counts so far into the cache: the accesses since the last
+    /// give-back are the clock's advance.
     #[inline(always)]
     fn give_back(&mut self) {
+        self.cache.stats.l1_accesses += self.clock - self.cache.clock;
         self.cache.clock = self.clock;
-        self.cache.stats.l1_accesses += self.accesses;
         self.cache.stats.l1_hits += self.hits;
-        (self.accesses, self.hits) = (0, 0);
+        self.hits = 0;
     }
 
     /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
