@@ -222,19 +222,22 @@ pub fn draw_batch(
     let (width, height) = (fb.width, fb.height);
     let texel_cache = *l2.config();
     let mut out = vec![DrawOutput::default(); calls.len()];
-    front_end(
-        calls,
-        width,
-        height,
-        workers,
-        texel_cache,
-        pool,
-        budget,
-        counters,
-        &mut |front, budget, counters| {
-            back_end(calls, fb, front, workers, l2, budget, counters, &mut out)
-        },
-    )?;
+    // The batch is driven from a worker, which then takes part in every step it hands out.
+    workers.run(|| {
+        front_end(
+            calls,
+            width,
+            height,
+            workers,
+            texel_cache,
+            pool,
+            budget,
+            counters,
+            &mut |front, budget, counters| {
+                back_end(calls, fb, front, workers, l2, budget, counters, &mut out)
+            },
+        )
+    })?;
     Ok(out)
 }
 

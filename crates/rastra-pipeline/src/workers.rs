@@ -36,6 +36,19 @@ impl Workers {
         self.threads
     }
 
+    /// Runs `f` on one of the workers (or on the calling thread when there is only one),
+    /// returning its result. Work `f` hands to the workers ([`Workers::map_init`]) then
+    /// starts on that worker at once — it takes jobs itself while another worker wakes up —
+    /// and when the last job is done the worker that called goes on, instead of a thread
+    /// outside the pool being woken up (tens of microseconds a call, measured, on each of a
+    /// frame's groups of front-end chunks).
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+
     /// Runs `job(&mut state, i)` for every `i` in `0..n` and returns the results in index
     /// order. Each worker makes its `state` with `init` once, when it claims its first index,
     /// and then claims indices one at a time, in increasing order, from a shared counter until
@@ -164,6 +177,24 @@ mod tests {
                 for (i, &item) in items.iter().enumerate() {
                     assert_eq!(item, 2 * i as u32 + 1000);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn work_handed_out_from_a_worker_runs_once_in_index_order() {
+        for threads in [1, 2, 3, 8] {
+            let workers = Workers::new(threads);
+            // Nested as a draw batch is: groups handed out one after another from inside
+            // `run`, each a map over its items.
+            let groups = workers.run(|| {
+                (0..5)
+                    .map(|g| workers.map_init(40 + g, || (), |_, i| i * 3 + g))
+                    .collect::<Vec<_>>()
+            });
+            for (g, results) in groups.iter().enumerate() {
+                let want: Vec<usize> = (0..40 + g).map(|i| i * 3 + g).collect();
+                assert_eq!(results, &want, "{threads} threads, group {g}");
             }
         }
     }
