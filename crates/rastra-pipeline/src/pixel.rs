@@ -27,8 +27,8 @@ use crate::link::{DepthMode, RenderPipeline};
 use crate::memory::{SharedSurface, SurfaceLayout};
 use crate::output_merger::{QuadColors, Rop};
 use crate::raster::BLOCK_SIZE;
-use crate::raster::{Quad, Rasterized, SamplePattern};
-use crate::setup::{SUBPIXEL_BITS, Triangle};
+use crate::raster::{BLOCK_QUADS, Quad, Rasterized, SamplePattern};
+use crate::setup::{Fixed, SUBPIXEL_BITS, Triangle};
 use crate::state::Viewport;
 
 const QUADS_PER_WARP: usize = WARP_LANES / 4;
@@ -218,12 +218,22 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             && self.pipeline.desc.multisample.mask as u8 & full == full;
         let mut result = Ok(());
         let pattern = self.pattern;
+        if !direct {
+            // The block's quads through early Z together, in order.
+            let mut quads = [Quad {
+                x: 0,
+                y: 0,
+                coverage: [0; 4],
+            }; BLOCK_QUADS];
+            let mut n = 0;
+            Rasterized::Block { x: bx, y: by }.for_each_quad(&pattern, |quad| {
+                quads[n] = quad;
+                n += 1;
+            });
+            return self.push(tri, attrs, &quads[..n], budget, counters);
+        }
         Rasterized::Block { x: bx, y: by }.for_each_quad(&pattern, |quad| {
             if result.is_err() {
-                return;
-            }
-            if !direct {
-                result = self.push(tri, attrs, &[quad], budget, counters);
                 return;
             }
             self.pending.push(Pending {
@@ -292,6 +302,11 @@ fn push_for_cpu<'a, 'fb, 's>(
     let plain_less = pipe.depth.as_ref().is_some_and(|d| d.is_plain_less());
     match (pipe.pipeline.depth_mode, single, plain_less) {
         (DepthMode::Off, true, _) => quads_with!(DepthMode::Off, true, false),
+        #[cfg(target_arch = "x86_64")]
+        (DepthMode::EarlyTestWrite, true, true) if rastra_texture::cpu::wide() => {
+            // SAFETY: `wide()` is true only when the CPU has the features it is compiled for.
+            unsafe { push_early_pairs_avx2(pipe, tri, attrs, quads, budget, counters)? }
+        }
         (DepthMode::EarlyTestWrite, true, true) => {
             quads_with!(DepthMode::EarlyTestWrite, true, true)
         }
@@ -420,15 +435,160 @@ fn push_quad<'a, 'fb, 's>(
         }
         pipe.pending_z[pipe.pending.len()] = z;
     }
-    pipe.pending.push(Pending {
-        tri,
-        attrs,
-        quad,
-        element: element as u32,
-        raster,
-    });
+    enqueue(
+        pipe,
+        Pending {
+            tri,
+            attrs,
+            quad,
+            element: element as u32,
+            raster,
+        },
+        budget,
+        counters,
+    )
+}
+
+/// Adds a quad that passed early Z to the pending warp, shading the warp when it is full.
+#[inline(always)]
+fn enqueue<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    quad: Pending<'a>,
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    pipe.pending.push(quad);
     if pipe.pending.len() == QUADS_PER_WARP {
         pipe.flush(budget, counters)?;
+    }
+    Ok(())
+}
+
+/// [`push_for_cpu`]'s quads on the commonest early-Z pipeline — one sample per pixel, depth
+/// tested and written at the early test by a Depth32Float `Less` unit
+/// ([`DepthUnit::is_plain_less`]) — two at a time: both quads' depths
+/// ([`depth_at_quad`]'s operations per pixel) and their depth tests (the unit's quad test:
+/// clamp to the depth range, `<`, covered pixels only, passing depths merged into the
+/// stored ones) side by side in 256-bit registers — the same operations per pixel, so the
+/// same bits — then each quad on into the pending warp in order, as [`push_quad`] sends it.
+/// A call's quads are at different places (one block's, from the rasterizer), and in this
+/// depth mode depth is written here only, so testing a quad before the one ahead of it is
+/// shaded changes no result. An odd last quad goes through [`push_quad`].
+///
+/// # Safety
+/// The CPU must have AVX2, FMA, POPCNT, BMI1/2 and LZCNT ([`rastra_texture::cpu::wide`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    tri: &'a Triangle,
+    attrs: &'a [u32],
+    quads: &'s [Quad],
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    use std::arch::x86_64::*;
+    let depth = pipe
+        .depth
+        .as_ref()
+        .expect("depth mode implies a depth target");
+    debug_assert!(depth.is_plain_less() && pipe.pattern.count == 1);
+    let (surface, layout, [lo, hi]) = (depth.data, depth.layout, depth.range);
+    let sample_mask = (pipe.pipeline.desc.multisample.mask as u8 as u32) * 0x0101_0101;
+    let p = &tri.planes;
+    let [ox, oy] = pipe.pattern.offsets[0];
+    let one = 1i32 << SUBPIXEL_BITS;
+    let (z0, dzdx, dzdy) = (
+        _mm256_set1_ps(tri.z[0]),
+        _mm256_set1_ps(p.z[0]),
+        _mm256_set1_ps(p.z[1]),
+    );
+    let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+    // Pixel i of each quad: (i & 1, i >> 1), its coverage in byte i.
+    let step_x = _mm256_setr_epi32(0, one, 0, one, 0, one, 0, one);
+    let step_y = _mm256_setr_epi32(0, 0, one, one, 0, 0, one, one);
+    let lane = _mm256_setr_epi32(1, 1 << 8, 1 << 16, 1 << 24, 1, 1 << 8, 1 << 16, 1 << 24);
+    let mut k = 0;
+    while k + 1 < quads.len() {
+        let pair = [quads[k], quads[k + 1]];
+        let coverage = pair.map(|q| u32::from_le_bytes(q.coverage) & sample_mask);
+        let elements = pair.map(|q| tiled_element(pipe.tiles_x, q.x, q.y));
+        debug_assert_ne!(
+            elements[0], elements[1],
+            "a pair's quads are at different places"
+        );
+        let texels = elements.map(|e| surface.quad_ptr(layout.element_offset(e)).cast::<f32>());
+        // The quads' offsets from the plane's origin (32 bits, as `depth_at_quad` has them).
+        let d = pair.map(|q| {
+            let dx = ((q.x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
+            let dy = ((q.y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
+            debug_assert!(
+                [dx, dy, dx + one as Fixed, dy + one as Fixed]
+                    .iter()
+                    .all(|&v| i32::try_from(v).is_ok())
+            );
+            [dx as i32, dy as i32]
+        });
+        let [[x0, y0], [x1, y1]] = d;
+        let dx = _mm256_add_epi32(_mm256_setr_epi32(x0, x0, x0, x0, x1, x1, x1, x1), step_x);
+        let dy = _mm256_add_epi32(_mm256_setr_epi32(y0, y0, y0, y0, y1, y1, y1, y1), step_y);
+        let z = _mm256_add_ps(
+            _mm256_add_ps(z0, _mm256_mul_ps(dzdx, _mm256_cvtepi32_ps(dx))),
+            _mm256_mul_ps(dzdy, _mm256_cvtepi32_ps(dy)),
+        );
+        let new = _mm256_min_ps(hi, _mm256_max_ps(lo, z));
+        let [c0, c1] = coverage.map(|c| c as i32);
+        let cov = _mm256_setr_epi32(c0, c0, c0, c0, c1, c1, c1, c1);
+        let covered = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(cov, lane), lane));
+        // SAFETY: each pointer is its quad's 16 bytes, in the surface (`quad_ptr` checks)
+        // and in the tile this worker owns (SharedSurface invariant); the two quads are at
+        // different places, and no reference to their bytes is live.
+        let bits = unsafe {
+            let old = _mm256_loadu2_m128(texels[1], texels[0]);
+            let pass = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OS>(new, old), covered);
+            // Stored even when no pixel passed (the same bytes back), as the quad test does.
+            _mm256_storeu2_m128(texels[1], texels[0], _mm256_blendv_ps(old, new, pass));
+            _mm256_movemask_ps(pass) as u32
+        };
+        if bits != 0
+            && let Some(d) = pipe.depth.as_mut()
+        {
+            d.wrote = true;
+        }
+        for (i, q) in pair.iter().enumerate() {
+            // Bit i of the quad's four to bit 0 of byte i (as the quad test does).
+            let pass = ((bits >> (4 * i)) & 0xf).wrapping_mul(0x0020_4081) & 0x0101_0101;
+            let (before, after) = (coverage[i].count_ones(), pass.count_ones());
+            counters.early_z_killed += (before - after) as u64;
+            counters.depth_samples_written += after as u64;
+            if pass == 0 {
+                continue;
+            }
+            if pipe.warp.is_none() {
+                pipe.samples_passed += after as u64;
+                continue;
+            }
+            let quad = Quad {
+                x: q.x,
+                y: q.y,
+                coverage: pass.to_le_bytes(),
+            };
+            let (element, raster) = (elements[i] as u32, coverage[i].to_le_bytes());
+            let pending = Pending {
+                tri,
+                attrs,
+                quad,
+                element,
+                raster,
+            };
+            enqueue(pipe, pending, budget, counters)?;
+        }
+        k += 2;
+    }
+    if let Some(q) = quads.get(k) {
+        let kind = (DepthMode::EarlyTestWrite, true, true);
+        let coverage = u32::from_le_bytes(q.coverage);
+        push_quad(pipe, tri, attrs, q.x, q.y, coverage, kind, budget, counters)?;
     }
     Ok(())
 }

@@ -199,6 +199,8 @@ fn identical_with_and_without_wide_simd() {
         builtin::scene(200, 120, 1),
         rastra_scene::workloads::textured_cubes(128, 72, 900),
         rastra_scene::workloads::blended_layers(96, 64, 6),
+        // (Small depth-tested triangles: the early-Z pairs' heaviest user.)
+        rastra_scene::workloads::small_triangles(128, 96, 3_000),
     ];
     let job = rastra_scene::workloads::fma_then_reduce(1 << 14);
     let run_all = |wide: bool| {
