@@ -113,6 +113,11 @@ pub struct PixelPipe<'a, 'fb> {
     /// them: `RenderPipeline::varyings_kept`), or `None`: the next warp of a constant
     /// triangle with the same words needs no inputs written.
     kept_inputs: Option<Vec<u32>>,
+    /// Whether quads take [`push_early_pairs_avx2`]: the CPU has AVX2
+    /// ([`rastra_texture::cpu::wide`]) and the pipeline is the commonest early-Z one (one
+    /// sample, depth tested and written at intake by a [`DepthUnit::is_plain_less`] unit).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    early_pairs: bool,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
@@ -139,6 +144,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             .map(|c| c.layout)
             .chain(depth.as_ref().map(|d| d.layout));
         let tiles_x = layouts.next().map_or(0, |l| l.tiles_x);
+        let early_pairs = cfg!(target_arch = "x86_64")
+            && rastra_texture::cpu::wide()
+            && pipeline.depth_mode == DepthMode::EarlyTestWrite
+            && pattern.count == 1
+            && depth.as_ref().is_some_and(|d| d.is_plain_less());
         assert!(
             layouts.all(|l| l.tiles_x == tiles_x),
             "a pass's attachments are one size (validated when it begins)"
@@ -165,6 +175,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .iter()
                 .any(|v| v.interpolation == Interpolation::Linear),
             kept_inputs: None,
+            early_pairs,
         }
     }
 
@@ -179,6 +190,12 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
+        #[cfg(target_arch = "x86_64")]
+        if self.early_pairs {
+            // SAFETY: `early_pairs` holds only when the CPU has the features it is compiled
+            // for, and the pipeline is the one it serves.
+            return unsafe { push_early_pairs_avx2(self, tri, attrs, quads, budget, counters) };
+        }
         push_for_cpu(self, tri, attrs, quads, budget, counters)
     }
 
@@ -302,11 +319,6 @@ fn push_for_cpu<'a, 'fb, 's>(
     let plain_less = pipe.depth.as_ref().is_some_and(|d| d.is_plain_less());
     match (pipe.pipeline.depth_mode, single, plain_less) {
         (DepthMode::Off, true, _) => quads_with!(DepthMode::Off, true, false),
-        #[cfg(target_arch = "x86_64")]
-        (DepthMode::EarlyTestWrite, true, true) if rastra_texture::cpu::wide() => {
-            // SAFETY: `wide()` is true only when the CPU has the features it is compiled for.
-            unsafe { push_early_pairs_avx2(pipe, tri, attrs, quads, budget, counters)? }
-        }
         (DepthMode::EarlyTestWrite, true, true) => {
             quads_with!(DepthMode::EarlyTestWrite, true, true)
         }
@@ -473,7 +485,7 @@ fn enqueue<'a, 'fb, 's>(
 /// same bits — then each quad on into the pending warp in order, as [`push_quad`] sends it.
 /// A call's quads are at different places (one block's, from the rasterizer), and in this
 /// depth mode depth is written here only, so testing a quad before the one ahead of it is
-/// shaded changes no result. An odd last quad goes through [`push_quad`].
+/// shaded changes no result. An odd last quad takes the lower halves alone.
 ///
 /// # Safety
 /// The CPU must have AVX2, FMA, POPCNT, BMI1/2 and LZCNT ([`rastra_texture::cpu::wide`]).
@@ -555,42 +567,109 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
         {
             d.wrote = true;
         }
-        for (i, q) in pair.iter().enumerate() {
+        for i in 0..2 {
             // Bit i of the quad's four to bit 0 of byte i (as the quad test does).
             let pass = ((bits >> (4 * i)) & 0xf).wrapping_mul(0x0020_4081) & 0x0101_0101;
-            let (before, after) = (coverage[i].count_ones(), pass.count_ones());
-            counters.early_z_killed += (before - after) as u64;
-            counters.depth_samples_written += after as u64;
-            if pass == 0 {
-                continue;
-            }
-            if pipe.warp.is_none() {
-                pipe.samples_passed += after as u64;
-                continue;
-            }
-            let quad = Quad {
-                x: q.x,
-                y: q.y,
-                coverage: pass.to_le_bytes(),
-            };
-            let (element, raster) = (elements[i] as u32, coverage[i].to_le_bytes());
-            let pending = Pending {
+            let q = &pair[i];
+            early_z_passed(
+                pipe,
                 tri,
                 attrs,
-                quad,
-                element,
-                raster,
-            };
-            enqueue(pipe, pending, budget, counters)?;
+                q,
+                coverage[i],
+                pass,
+                elements[i],
+                budget,
+                counters,
+            )?;
         }
         k += 2;
     }
+    // An odd last quad: the same in the lower halves.
     if let Some(q) = quads.get(k) {
-        let kind = (DepthMode::EarlyTestWrite, true, true);
-        let coverage = u32::from_le_bytes(q.coverage);
-        push_quad(pipe, tri, attrs, q.x, q.y, coverage, kind, budget, counters)?;
+        let coverage = u32::from_le_bytes(q.coverage) & sample_mask;
+        let element = tiled_element(pipe.tiles_x, q.x, q.y);
+        let texels = surface
+            .quad_ptr(layout.element_offset(element))
+            .cast::<f32>();
+        let dx = ((q.x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
+        let dy = ((q.y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
+        debug_assert!(
+            [dx, dy, dx + one as Fixed, dy + one as Fixed]
+                .iter()
+                .all(|&v| i32::try_from(v).is_ok())
+        );
+        let low = _mm256_castps256_ps128;
+        let dx = _mm_add_epi32(_mm_set1_epi32(dx as i32), _mm256_castsi256_si128(step_x));
+        let dy = _mm_add_epi32(_mm_set1_epi32(dy as i32), _mm256_castsi256_si128(step_y));
+        let z = _mm_add_ps(
+            _mm_add_ps(low(z0), _mm_mul_ps(low(dzdx), _mm_cvtepi32_ps(dx))),
+            _mm_mul_ps(low(dzdy), _mm_cvtepi32_ps(dy)),
+        );
+        let new = _mm_min_ps(low(hi), _mm_max_ps(low(lo), z));
+        let lane = _mm256_castsi256_si128(lane);
+        let cov = _mm_set1_epi32(coverage as i32);
+        let covered = _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(cov, lane), lane));
+        // SAFETY: the quad's 16 bytes, as for a pair.
+        let bits = unsafe {
+            let old = _mm_loadu_ps(texels);
+            let pass = _mm_and_ps(_mm_cmplt_ps(new, old), covered);
+            _mm_storeu_ps(texels, _mm_blendv_ps(old, new, pass));
+            _mm_movemask_ps(pass) as u32
+        };
+        if bits != 0
+            && let Some(d) = pipe.depth.as_mut()
+        {
+            d.wrote = true;
+        }
+        let pass = bits.wrapping_mul(0x0020_4081) & 0x0101_0101;
+        early_z_passed(
+            pipe, tri, attrs, q, coverage, pass, element, budget, counters,
+        )?;
     }
     Ok(())
+}
+
+/// The end of a quad's early Z in [`push_early_pairs_avx2`], as [`push_quad`] ends it: its
+/// samples counted (killed, depth written), then, if any passed, the quad on into the
+/// pending warp with its passing pixels (`pass`, bit 0 of byte i for pixel i) — or, with no
+/// fragment shader, its passing samples counted for occlusion queries.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn early_z_passed<'a, 'fb, 's>(
+    pipe: &'s mut PixelPipe<'a, 'fb>,
+    tri: &'a Triangle,
+    attrs: &'a [u32],
+    q: &Quad,
+    coverage: u32,
+    pass: u32,
+    element: usize,
+    budget: &'s mut u64,
+    counters: &'s mut Counters,
+) -> Result<(), rastra_shader::ExecError> {
+    let (before, after) = (coverage.count_ones(), pass.count_ones());
+    counters.early_z_killed += (before - after) as u64;
+    counters.depth_samples_written += after as u64;
+    if pass == 0 {
+        return Ok(());
+    }
+    if pipe.warp.is_none() {
+        pipe.samples_passed += after as u64;
+        return Ok(());
+    }
+    let quad = Quad {
+        x: q.x,
+        y: q.y,
+        coverage: pass.to_le_bytes(),
+    };
+    let pending = Pending {
+        tri,
+        attrs,
+        quad,
+        element: element as u32,
+        raster: coverage.to_le_bytes(),
+    };
+    enqueue(pipe, pending, budget, counters)
 }
 
 rastra_texture::multiversion! {
