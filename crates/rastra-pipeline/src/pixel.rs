@@ -237,11 +237,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let pattern = self.pattern;
         if !direct {
             // The block's quads through early Z together, in order.
-            let mut quads = [Quad {
-                x: 0,
-                y: 0,
-                coverage: [0; 4],
-            }; BLOCK_QUADS];
+            let mut quads = [Quad::NONE; BLOCK_QUADS];
             let mut n = 0;
             Rasterized::Block { x: bx, y: by }.for_each_quad(&pattern, |quad| {
                 quads[n] = quad;

@@ -53,6 +53,13 @@ pub struct Quad {
 }
 
 impl Quad {
+    /// The quad at (0, 0) with nothing covered: a placeholder in arrays of quads.
+    pub const NONE: Quad = Quad {
+        x: 0,
+        y: 0,
+        coverage: [0; 4],
+    };
+
     /// True when no sample of any pixel is covered.
     pub fn is_empty(&self) -> bool {
         self.coverage == [0; 4]
@@ -217,11 +224,7 @@ fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
                     let mut occupied =
                         (any | any >> 1 | any >> BLOCK_SIZE | any >> (BLOCK_SIZE + 1))
                             & QUAD_CORNERS;
-                    let mut quads = [Quad {
-                        x: 0,
-                        y: 0,
-                        coverage: [0; 4],
-                    }; BLOCK_QUADS];
+                    let mut quads = [Quad::NONE; BLOCK_QUADS];
                     let mut n = 0;
                     if samples == 1 && viewport.is_none() {
                         // One sample per pixel and no viewport test: the loop below with
