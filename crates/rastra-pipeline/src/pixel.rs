@@ -516,6 +516,18 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
     let step_x = _mm256_setr_epi32(0, one, 0, one, 0, one, 0, one);
     let step_y = _mm256_setr_epi32(0, 0, one, one, 0, 0, one, one);
     let lane = _mm256_setr_epi32(1, 1 << 8, 1 << 16, 1 << 24, 1, 1 << 8, 1 << 16, 1 << 24);
+    // A quad's top-left pixel's offset from the plane's origin (32 bits, as
+    // `depth_at_quad` has it).
+    let offset = |q: &Quad| {
+        let dx = ((q.x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
+        let dy = ((q.y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
+        debug_assert!(
+            [dx, dy, dx + one as Fixed, dy + one as Fixed]
+                .iter()
+                .all(|&v| i32::try_from(v).is_ok())
+        );
+        [dx as i32, dy as i32]
+    };
     let mut k = 0;
     while k + 1 < quads.len() {
         let pair = [quads[k], quads[k + 1]];
@@ -526,18 +538,7 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
             "a pair's quads are at different places"
         );
         let texels = elements.map(|e| surface.quad_ptr(layout.element_offset(e)).cast::<f32>());
-        // The quads' offsets from the plane's origin (32 bits, as `depth_at_quad` has them).
-        let d = pair.map(|q| {
-            let dx = ((q.x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
-            let dy = ((q.y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
-            debug_assert!(
-                [dx, dy, dx + one as Fixed, dy + one as Fixed]
-                    .iter()
-                    .all(|&v| i32::try_from(v).is_ok())
-            );
-            [dx as i32, dy as i32]
-        });
-        let [[x0, y0], [x1, y1]] = d;
+        let [[x0, y0], [x1, y1]] = pair.map(|q| offset(&q));
         let dx = _mm256_add_epi32(_mm256_setr_epi32(x0, x0, x0, x0, x1, x1, x1, x1), step_x);
         let dy = _mm256_add_epi32(_mm256_setr_epi32(y0, y0, y0, y0, y1, y1, y1, y1), step_y);
         let z = _mm256_add_ps(
@@ -588,16 +589,10 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
         let texels = surface
             .quad_ptr(layout.element_offset(element))
             .cast::<f32>();
-        let dx = ((q.x as Fixed) << SUBPIXEL_BITS) + ox - p.origin[0];
-        let dy = ((q.y as Fixed) << SUBPIXEL_BITS) + oy - p.origin[1];
-        debug_assert!(
-            [dx, dy, dx + one as Fixed, dy + one as Fixed]
-                .iter()
-                .all(|&v| i32::try_from(v).is_ok())
-        );
+        let [dx, dy] = offset(q);
         let low = _mm256_castps256_ps128;
-        let dx = _mm_add_epi32(_mm_set1_epi32(dx as i32), _mm256_castsi256_si128(step_x));
-        let dy = _mm_add_epi32(_mm_set1_epi32(dy as i32), _mm256_castsi256_si128(step_y));
+        let dx = _mm_add_epi32(_mm_set1_epi32(dx), _mm256_castsi256_si128(step_x));
+        let dy = _mm_add_epi32(_mm_set1_epi32(dy), _mm256_castsi256_si128(step_y));
         let z = _mm_add_ps(
             _mm_add_ps(low(z0), _mm_mul_ps(low(dzdx), _mm_cvtepi32_ps(dx))),
             _mm_mul_ps(low(dzdy), _mm_cvtepi32_ps(dy)),
