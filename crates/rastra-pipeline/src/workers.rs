@@ -1,10 +1,13 @@
 //! The back end's workers (BRIEF "Parallelism"; T8 "Going wide during rasterization";
 //! OpenSWR's tile workers): screen tiles are independent units of work, so worker threads
-//! claim them from a shared queue, each tile processed by one worker in API order. Results
+//! claim them (each its own share first, then what is left of the others'), each tile
+//! processed by one worker in API order. Results
 //! come back in tile order, so merged statistics and images do not depend on the number of
 //! threads or on which worker ran which tile.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(test)]
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// A pool of worker threads (or none: work runs on the calling thread).
@@ -51,9 +54,10 @@ impl Workers {
 
     /// Runs `job(&mut state, i)` for every `i` in `0..n` and returns the results in index
     /// order. Each worker makes its `state` with `init` once, when it claims its first index,
-    /// and then claims indices one at a time, in increasing order, from a shared counter until
-    /// none is left (OpenSWR's workers claiming macrotiles): a worker that finishes early takes
-    /// the next index rather than waiting while another works through a long share: a worker
+    /// and then claims indices one at a time until none is left (OpenSWR's workers claiming
+    /// macrotiles): first its own contiguous share of `0..n` in increasing order, then the
+    /// last unclaimed indices of the others' ([`Claims`]), so a worker that finishes early
+    /// takes work rather than waiting while another works through a long share: a worker
     /// idles at most while the others finish their last items.
     pub fn map_init<S, T: Send>(
         &self,
@@ -68,7 +72,7 @@ impl Workers {
             let mut state = init();
             return (0..n).map(|i| job(&mut state, i)).collect();
         };
-        let next = AtomicUsize::new(0);
+        let claims = Claims::new(n, self.threads);
         // One claiming loop per worker, handed to the pool as parallel work rather than
         // broadcast: a worker still asleep when the others have claimed everything is not
         // waited for (the loop left for it finds nothing and returns at once) — a broadcast
@@ -81,11 +85,8 @@ impl Workers {
                 .map(|_| {
                     let mut state = None;
                     let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n {
-                            break;
-                        }
+                    let home = rayon::current_thread_index().unwrap_or(0);
+                    while let Some(i) = claims.claim(home) {
                         let state = state.get_or_insert_with(&init);
                         done.push((i, job(state, i)));
                     }
@@ -128,6 +129,64 @@ impl Workers {
             let mut item = items[i].lock().unwrap_or_else(PoisonError::into_inner);
             job(state, i, &mut item)
         });
+    }
+}
+
+/// The indices `0..n` of one [`Workers::map_init`], split into one contiguous range per
+/// worker (its *home*): a worker claims its own range from the front, in increasing order,
+/// and when it is empty takes the last unclaimed index of another's. A worker so meets the
+/// same part of the work in every step — the same screen tiles in each of a frame's back-end
+/// runs, whose colour and depth lines its own cache then still holds — while none idles
+/// as long as another has work left.
+struct Claims {
+    /// Per home: its next index (low half) and its end (high half), claimed from both ends.
+    ranges: Vec<AtomicU64>,
+}
+
+impl Claims {
+    fn new(n: usize, parts: usize) -> Claims {
+        // (Items are tiles, chunks and runs of workgroups: far fewer.)
+        assert!(
+            n <= u32::MAX as usize,
+            "{n} items to claim do not fit the ranges"
+        );
+        let n = n as u64;
+        let parts = parts.max(1) as u64;
+        Claims {
+            ranges: (0..parts)
+                .map(|h| AtomicU64::new(n * h / parts | (n * (h + 1) / parts) << 32))
+                .collect(),
+        }
+    }
+
+    /// The next index for the worker whose home is `home`: its own range's first, else
+    /// another range's last (the next ranges in turn), else none.
+    fn claim(&self, home: usize) -> Option<usize> {
+        let parts = self.ranges.len();
+        let home = home % parts;
+        Self::take(&self.ranges[home], true).or_else(|| {
+            (1..parts).find_map(|k| Self::take(&self.ranges[(home + k) % parts], false))
+        })
+    }
+
+    /// Takes the first (`front`) or the last index of a range, if it has one.
+    fn take(range: &AtomicU64, front: bool) -> Option<usize> {
+        let mut v = range.load(Ordering::Relaxed);
+        loop {
+            let (first, end) = (v & 0xffff_ffff, v >> 32);
+            if first >= end {
+                return None;
+            }
+            let (next, i) = if front {
+                (v + 1, first)
+            } else {
+                (v - (1 << 32), end - 1)
+            };
+            match range.compare_exchange_weak(v, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(i as usize),
+                Err(now) => v = now,
+            }
+        }
     }
 }
 
@@ -179,6 +238,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A worker claims its own share front to back, then the other shares' last indices,
+    /// the next share first; every index once.
+    #[test]
+    fn claims_take_the_home_share_then_steal_from_the_back() {
+        let claims = Claims::new(10, 3);
+        let order: Vec<usize> = std::iter::from_fn(|| claims.claim(0)).collect();
+        assert_eq!(order, [0, 1, 2, 5, 4, 3, 9, 8, 7, 6]);
+        let claims = Claims::new(10, 3);
+        assert_eq!(claims.claim(2), Some(6));
+        assert_eq!(claims.claim(1), Some(3));
+        let rest: Vec<usize> = std::iter::from_fn(|| claims.claim(1)).collect();
+        assert_eq!(rest, [4, 5, 9, 8, 7, 2, 1, 0]);
+        // Fewer items than workers: empty shares steal at once.
+        let claims = Claims::new(1, 4);
+        assert_eq!(claims.claim(0), Some(0));
+        assert_eq!(claims.claim(3), None);
     }
 
     #[test]
