@@ -154,7 +154,7 @@ impl Claims {
         let parts = parts.max(1) as u64;
         Claims {
             ranges: (0..parts)
-                .map(|h| AtomicU64::new(n * h / parts | (n * (h + 1) / parts) << 32))
+                .map(|h| AtomicU64::new((n * h / parts) | ((n * (h + 1) / parts) << 32)))
                 .collect(),
         }
     }
