@@ -76,7 +76,7 @@ pub fn dispatch(
                 });
                 info += result?;
             }
-            Ok((info, textured.then(|| drain_texture_unit(unit))))
+            Ok((info, textured.then(|| drain_texture_unit(unit, None))))
         },
     );
     for result in results {

@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rastra_shader::{ExecError, Resources, TextureBinding};
 use rastra_stats::Counters;
-use rastra_texture::{L2Cache, Sampler, StorageImage};
+use rastra_texture::{L2Cache, L2Sets, Sampler, StorageImage};
 
 use crate::binning::{TILE_SIZE, gather_tile, mark_used};
-use crate::cores::{account_texel_logs, drain_texture_unit};
+use crate::cores::{TexelLog, account_texel_logs, drain_texture_unit};
 use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
-use crate::front_end::{Chunk, ChunkPool, FrontEndOutput, TexelLog, front_end};
+use crate::front_end::{Chunk, ChunkPool, FrontEndOutput, front_end};
 use crate::hiz::{HiZBuffer, HiZMode, block_index, fold_depths, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
@@ -303,6 +303,8 @@ fn back_end(
     let samples = fb.samples;
     let clear = fb.clear;
     let texel_cache = *l2.config();
+    // How the tiles' texel logs are split for the replay's shares, one per worker.
+    let l2_split = L2Sets::new(&texel_cache).splitter(workers.threads());
     // The surfaces, shared by the tile workers (each writes only inside its own tile).
     let colors: Vec<Option<(SharedSurface<'_>, SurfaceLayout)>> = fb
         .colors
@@ -587,7 +589,10 @@ fn back_end(
                     let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
                         Some(b.saturating_sub(used))
                     });
-                    let texels = textured.then(|| drain_texture_unit(&mut pixels.unit));
+                    // (Split by share of the L2's sets here, on the tile's worker: the
+                    // replay's shares then each read only their own requests.)
+                    let texels =
+                        textured.then(|| drain_texture_unit(&mut pixels.unit, Some(&l2_split)));
                     let passed = std::mem::take(&mut pixels.samples_passed);
                     result?;
                     tile_results.push((s, counters, texels, passed));

@@ -25,11 +25,11 @@
 
 use rastra_shader::{ExecError, Warp};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, L2Request, TexelCacheStats, TextureUnit};
+use rastra_texture::{CacheConfig, TextureUnit};
 
 use crate::binning::{ChunkBins, TileGrid};
 use crate::clip::{ClipDecision, ClipSpace, Clipper, classify};
-use crate::cores::drain_texture_unit;
+use crate::cores::{TexelLog, drain_texture_unit};
 use crate::draw::{DrawCall, DrawError, DrawRange};
 use crate::format::IndexFormat;
 use crate::input_assembler::IndexSource;
@@ -65,9 +65,6 @@ const BACK_END_CHUNKS: usize = 256;
 pub struct ChunkPool {
     chunks: Vec<Chunk>,
 }
-
-/// The texel-cache figures and L2 log of one vertex batch's shader core.
-pub type TexelLog = (TexelCacheStats, Vec<L2Request>);
 
 /// What the front end produced for one chunk of a draw.
 #[derive(Default)]
@@ -259,7 +256,7 @@ impl<'c> DrawFront<'c> {
             );
         }
         if self.textured {
-            chunk.texels.push(drain_texture_unit(unit));
+            chunk.texels.push(drain_texture_unit(unit, None));
         }
         Ok(())
     }

@@ -32,7 +32,9 @@
 //! logs is replayed by several threads at once, each owning a share of the L2's sets
 //! ([`L2Cache::shares`]): a line's set alone decides its hits, misses and replacements, so
 //! each share replaying every log in order, looking up only its own sets' lines, finds what
-//! one serial replay finds (tested). Texel values
+//! one serial replay finds (tested). A log can be split by share where it is made
+//! ([`L2Split`]: each share's requests together, in their order), so that each share reads
+//! only its own. Texel values
 //! never depend on cache state: a line holds exactly what decoding the current memory
 //! through the same view would produce.
 //!
@@ -317,9 +319,9 @@ fn find_in_set<S: AsRef<[(LineKey, u64)]> + ?Sized>(
 pub struct L2Cache {
     /// The geometry of the whole cache model (L1 fields included), as given.
     config: CacheConfig,
-    line_bytes: u64,
+    /// Line size and set count: which set an address's line lives in.
+    geometry: L2Sets,
     ways: usize,
-    sets: usize,
     /// (line address, generation) per way, `sets × ways`; [`L2Cache::EMPTY`] in a way that
     /// holds nothing.
     tags: Vec<(u64, u64)>,
@@ -338,14 +340,12 @@ impl L2Cache {
     /// An empty L2 of `config`'s L2 geometry.
     pub fn new(config: &CacheConfig) -> L2Cache {
         let c = config.sanitized();
-        let lines = (c.l2_bytes / c.l2_line_bytes) as usize;
-        let ways = c.l2_ways as usize;
-        let sets = (lines / ways).max(1);
+        let geometry = L2Sets::new(config);
+        let (ways, sets) = (c.l2_ways as usize, geometry.sets);
         L2Cache {
             config: *config,
-            line_bytes: c.l2_line_bytes as u64,
+            geometry,
             ways,
-            sets,
             tags: vec![L2Cache::EMPTY; sets * ways],
             last: vec![0; sets * ways],
             clock: 0,
@@ -377,7 +377,7 @@ impl L2Cache {
     pub fn count(&self, requests: usize, misses: u64, stats: &mut TexelCacheStats) {
         stats.l2_hits += requests as u64 - misses;
         stats.l2_misses += misses;
-        stats.bytes_from_memory += misses * self.line_bytes;
+        stats.bytes_from_memory += misses * self.geometry.line_bytes;
     }
 
     /// Splits the L2 into `n` shares of consecutive sets (fewer when it has fewer sets),
@@ -387,18 +387,19 @@ impl L2Cache {
     /// up only their sets' requests — find the hits and misses one serial replay finds.
     /// After the shares' replays, [`L2Cache::advance`] by the requests replayed.
     pub fn shares(&mut self, n: usize) -> Vec<L2Share<'_>> {
-        let n = n.clamp(1, self.sets);
+        let n = n.clamp(1, self.geometry.sets);
         while self.share_hints.len() < n - 1 {
             self.share_hints.push(vec![0; self.hints.len()]);
         }
-        let (ways, sets, clock, hint_shift) = (self.ways, self.sets, self.clock, self.hint_shift);
-        let line_bytes = self.line_bytes;
+        let (ways, clock, hint_shift) = (self.ways, self.clock, self.hint_shift);
+        let geometry = self.geometry;
         let (mut tags, mut last) = (&mut self.tags[..], &mut self.last[..]);
         let hints = std::iter::once(&mut self.hints).chain(&mut self.share_hints);
+        let bound = geometry.share_bounds(n);
         let mut first_set = 0;
         let mut out = Vec::with_capacity(n);
         for (k, hints) in hints.take(n).enumerate() {
-            let end_set = sets * (k + 1) / n;
+            let end_set = bound(k + 1);
             let count = (end_set - first_set) * ways;
             let (t, rest_t) = std::mem::take(&mut tags).split_at_mut(count);
             let (l, rest_l) = std::mem::take(&mut last).split_at_mut(count);
@@ -414,8 +415,7 @@ impl L2Cache {
                     hint_shift,
                     clock,
                 },
-                set_count: sets,
-                line_bytes,
+                geometry,
             });
             first_set = end_set;
         }
@@ -425,7 +425,7 @@ impl L2Cache {
     /// The whole L2 as one share (what `shares(1)` holds, without a list).
     fn whole(&mut self) -> L2Share<'_> {
         L2Share {
-            sets: 0..self.sets,
+            sets: 0..self.geometry.sets,
             view: SetsView {
                 first_way: 0,
                 ways: self.ways,
@@ -435,8 +435,7 @@ impl L2Cache {
                 hint_shift: self.hint_shift,
                 clock: self.clock,
             },
-            set_count: self.sets,
-            line_bytes: self.line_bytes,
+            geometry: self.geometry,
         }
     }
 
@@ -470,48 +469,197 @@ impl L2Cache {
 pub struct L2Share<'a> {
     sets: std::ops::Range<usize>,
     view: SetsView<'a>,
-    set_count: usize,
-    line_bytes: u64,
+    geometry: L2Sets,
 }
 
 impl L2Share<'_> {
     /// Replays `logs` in order, looking up the requests whose line falls in this share's
-    /// sets; returns each log's misses among them.
+    /// sets; returns each log's misses among them. (A log may be just this share's part of
+    /// a split one, [`L2Split::split`].)
     pub fn replay(&mut self, logs: &[&[L2Request]]) -> Vec<u64> {
         logs.iter().map(|log| self.replay_log(log)).collect()
     }
 
     /// [`L2Share::replay`] of one log.
     fn replay_log(&mut self, log: &[L2Request]) -> u64 {
-        if self.line_bytes.is_power_of_two() && self.set_count.is_power_of_two() {
-            let (shift, mask) = (self.line_bytes.trailing_zeros(), self.set_count - 1);
-            self.replay_with(log, |a| a >> shift, |h| h & mask)
-        } else {
-            let (line_bytes, sets) = (self.line_bytes, self.set_count);
-            self.replay_with(log, |a| a / line_bytes, |h| h % sets)
+        match self.geometry.locator() {
+            Locator::Pow2(l) => self.replay_with(log, l),
+            Locator::Div(l) => self.replay_with(log, l),
         }
     }
 
-    /// The replay's loop with the line of an address and the set of a hash given (chosen
-    /// once per log); returns the misses.
+    /// The replay's loop with the line and set of an address found by `at` (chosen once
+    /// per log); returns the misses.
     #[inline(always)]
-    fn replay_with(
-        &mut self,
-        log: &[L2Request],
-        line_of: impl Fn(u64) -> u64,
-        set_of: impl Fn(usize) -> usize,
-    ) -> u64 {
+    fn replay_with(&mut self, log: &[L2Request], at: impl Locate) -> u64 {
         let sets = self.sets.clone();
         let mut misses = 0;
         for r in log {
-            let line = line_of(r.address);
-            let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let set = set_of(((mix >> 32) ^ line) as usize);
+            let (line, mix, set) = at.locate(r.address);
             if sets.contains(&set) {
                 misses += !self.view.lookup(line, r.generation, mix, set) as u64;
             }
         }
         misses
+    }
+}
+
+/// Where the L2 keeps an address: its line (`l2_line_bytes` of memory) and that line's set
+/// among the L2's sets — one function for the replay and for logs split by share
+/// ([`L2Split::split`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Sets {
+    line_bytes: u64,
+    sets: usize,
+}
+
+impl L2Sets {
+    /// The L2 geometry of `config` (as [`L2Cache::new`] makes it).
+    pub fn new(config: &CacheConfig) -> L2Sets {
+        let c = config.sanitized();
+        let lines = (c.l2_bytes / c.l2_line_bytes) as usize;
+        L2Sets {
+            line_bytes: c.l2_line_bytes as u64,
+            sets: (lines / c.l2_ways as usize).max(1),
+        }
+    }
+
+    /// The way to locate addresses: shifts and masks for power-of-two sizes (the default),
+    /// else divisions.
+    #[inline(always)]
+    fn locator(&self) -> Locator {
+        if self.line_bytes.is_power_of_two() && self.sets.is_power_of_two() {
+            Locator::Pow2(Pow2 {
+                shift: self.line_bytes.trailing_zeros(),
+                mask: self.sets - 1,
+            })
+        } else {
+            Locator::Div(Div {
+                line_bytes: self.line_bytes,
+                sets: self.sets,
+            })
+        }
+    }
+
+    /// Share `k` of `parts` holds sets `sets·k/parts ..< sets·(k+1)/parts` (`parts` clamped
+    /// to `1..=sets`, as [`L2Cache::shares`] does).
+    fn share_bounds(&self, parts: usize) -> impl Fn(usize) -> usize {
+        let (sets, parts) = (self.sets, parts.clamp(1, self.sets));
+        move |k| sets * k / parts
+    }
+
+    /// How to split logs into `parts` shares ([`L2Split::split`]), `parts` clamped as
+    /// [`L2Cache::shares`] clamps it.
+    pub fn splitter(&self, parts: usize) -> L2Split {
+        let parts = parts.clamp(1, self.sets.min(u16::MAX as usize));
+        let bound = self.share_bounds(parts);
+        let mut share_of_set = vec![0u16; self.sets];
+        for k in 0..parts {
+            share_of_set[bound(k)..bound(k + 1)].fill(k as u16);
+        }
+        L2Split {
+            geometry: *self,
+            parts,
+            share_of_set,
+        }
+    }
+}
+
+/// Splits L2 logs by share of the L2's sets ([`L2Sets::splitter`]): the geometry, and
+/// which share holds each set.
+#[derive(Clone, Debug)]
+pub struct L2Split {
+    geometry: L2Sets,
+    parts: usize,
+    share_of_set: Vec<u16>,
+}
+
+impl L2Split {
+    /// Puts `log`'s requests in order of the share ([`L2Cache::shares`]) whose sets hold
+    /// their lines, each share's in their order in the log, and returns where each share's
+    /// run ends. A set's requests keep their order, and a set's hits, misses and
+    /// replacements depend on nothing else, so replaying the split log — whole, or each run
+    /// by its share — finds what replaying the log finds (tested); a share then reads only
+    /// its own requests.
+    pub fn split(&self, log: &mut Vec<L2Request>) -> Vec<usize> {
+        if self.parts == 1 {
+            return vec![log.len()];
+        }
+        let shares: Vec<u16> = match self.geometry.locator() {
+            Locator::Pow2(l) => self.shares_of(log, l),
+            Locator::Div(l) => self.shares_of(log, l),
+        };
+        let mut runs: Vec<Vec<L2Request>> = vec![Vec::new(); self.parts];
+        for (r, &k) in log.iter().zip(&shares) {
+            runs[k as usize].push(*r);
+        }
+        log.clear();
+        let mut ends = Vec::with_capacity(self.parts);
+        for run in &runs {
+            log.extend_from_slice(run);
+            ends.push(log.len());
+        }
+        ends
+    }
+
+    #[inline(always)]
+    fn shares_of(&self, log: &[L2Request], at: impl Locate) -> Vec<u16> {
+        log.iter()
+            .map(|r| self.share_of_set[at.locate(r.address).2])
+            .collect()
+    }
+}
+
+/// How [`L2Sets`] finds an address's line and set.
+enum Locator {
+    Pow2(Pow2),
+    Div(Div),
+}
+
+/// An address's line, that line's hash (which picks its way hint) and its set.
+trait Locate: Copy {
+    fn line(&self, address: u64) -> u64;
+    fn set_of_hash(&self, hash: usize) -> usize;
+
+    #[inline(always)]
+    fn locate(&self, address: u64) -> (u64, u64, usize) {
+        let line = self.line(address);
+        let mix = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (line, mix, self.set_of_hash(((mix >> 32) ^ line) as usize))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Pow2 {
+    shift: u32,
+    mask: usize,
+}
+
+impl Locate for Pow2 {
+    #[inline(always)]
+    fn line(&self, address: u64) -> u64 {
+        address >> self.shift
+    }
+    #[inline(always)]
+    fn set_of_hash(&self, hash: usize) -> usize {
+        hash & self.mask
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Div {
+    line_bytes: u64,
+    sets: usize,
+}
+
+impl Locate for Div {
+    #[inline(always)]
+    fn line(&self, address: u64) -> u64 {
+        address / self.line_bytes
+    }
+    #[inline(always)]
+    fn set_of_hash(&self, hash: usize) -> usize {
+        hash % self.sets
     }
 }
 

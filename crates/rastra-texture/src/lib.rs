@@ -30,7 +30,7 @@ pub mod view;
 
 pub mod mipmap;
 
-pub use cache::{CacheConfig, L2Cache, L2Request, L2Share, TexelCacheStats};
+pub use cache::{CacheConfig, L2Cache, L2Request, L2Sets, L2Share, L2Split, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};
 pub use image::{ImageLayout, StorageImage};
 pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};

@@ -73,7 +73,7 @@ fn l2_way_hints_equal_a_searching_model() {
     for config in [CacheConfig::default(), small_l2()] {
         let mut l2 = L2Cache::new(&config);
         // The reference: per way (tag, last use), searched in full on every access.
-        let (ways, sets) = (l2.ways, l2.sets);
+        let (ways, sets) = (l2.ways, l2.geometry.sets);
         let mut tags = vec![(L2Cache::EMPTY, 0u64); sets * ways];
         let mut clock = 0u64;
         let mut next = xorshift(0x9e37_79b9u32);
@@ -115,9 +115,11 @@ fn l2_way_hints_equal_a_searching_model() {
 
 /// Logs replayed in shares of the sets ([`L2Cache::shares`], each share replaying every
 /// log) find each log's misses one serial replay finds, and leave the same lines in the
-/// same ways — for one to five shares (more than the two sets of the smallest geometry),
-/// over rounds that keep the L2's contents, with invalidations; four geometries, one
-/// with lines of a size that is not a power of two.
+/// same ways — and so do logs split by share ([`L2Split::split`]), each share replaying
+/// only its runs, and the split logs replayed whole by one serial replay — for one to
+/// five shares (more than the two sets of the smallest geometry), over rounds that keep
+/// the L2's contents, with invalidations; four geometries, one with lines of a size that
+/// is not a power of two.
 #[test]
 fn shared_replays_equal_one_replay() {
     for config in [
@@ -135,8 +137,10 @@ fn shared_replays_equal_one_replay() {
             ..CacheConfig::default()
         },
     ] {
+        let geometry = L2Sets::new(&config);
         for parts in 1..=5 {
             let (mut serial, mut shared) = (L2Cache::new(&config), L2Cache::new(&config));
+            let (mut split, mut split_serial) = (L2Cache::new(&config), L2Cache::new(&config));
             let mut next = xorshift(0x243f_6a88u32 ^ parts as u32);
             let (mut hits, mut misses) = (0u64, 0u64);
             for round in 0..12 {
@@ -179,9 +183,58 @@ fn shared_replays_equal_one_replay() {
                     misses += got.l2_misses;
                 }
                 assert_eq!(shared.tags, serial.tags, "{parts} shares, round {round}");
+                // Split by share: the same requests, each share's run to its share.
+                let mut split_logs = logs.clone();
+                let splitter = geometry.splitter(parts);
+                let ends: Vec<Vec<usize>> = split_logs
+                    .iter_mut()
+                    .map(|log| splitter.split(log))
+                    .collect();
+                for (log, split_log) in logs.iter().zip(&split_logs) {
+                    let key = |r: &L2Request| (r.address, r.generation);
+                    let mut a: Vec<_> = log.iter().map(key).collect();
+                    let mut b: Vec<_> = split_log.iter().map(key).collect();
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    assert_eq!(a, b);
+                }
+                let per_share: Vec<Vec<u64>> = split
+                    .shares(parts)
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, share)| {
+                        let runs: Vec<&[L2Request]> = split_logs
+                            .iter()
+                            .zip(&ends)
+                            .map(|(log, e)| &log[if k == 0 { 0 } else { e[k - 1] }..e[k]])
+                            .collect();
+                        share.replay(&runs)
+                    })
+                    .collect();
+                split.advance(lists.iter().map(|l| l.len() as u64).sum());
+                for (i, (log, want)) in split_logs.iter().zip(&want).enumerate() {
+                    assert_eq!(ends[i].len(), per_share.len());
+                    let m: u64 = per_share.iter().map(|p| p[i]).sum();
+                    let mut got = TexelCacheStats::default();
+                    split.count(log.len(), m, &mut got);
+                    assert_eq!(&got, want, "{parts} split shares, round {round}, log {i}");
+                    let mut whole = TexelCacheStats::default();
+                    split_serial.replay(log, &mut whole);
+                    assert_eq!(&whole, want, "{parts} split, replayed whole, log {i}");
+                }
+                assert_eq!(
+                    split.tags, serial.tags,
+                    "{parts} split shares, round {round}"
+                );
+                assert_eq!(
+                    split_serial.tags, serial.tags,
+                    "{parts} split, round {round}"
+                );
                 if round % 5 == 4 {
                     serial.invalidate();
                     shared.invalidate();
+                    split.invalidate();
+                    split_serial.invalidate();
                 }
             }
             assert!(
