@@ -224,10 +224,15 @@ impl TextureUnit {
         }
     }
 
-    /// The L2 requests logged since the last call (empty for a unit with its own L2).
+    /// The L2 requests logged since the last call (empty for a unit with its own L2). The
+    /// next log starts with room for as many (a tile's log grew from nothing, doubling
+    /// about ten times, in every tile).
     pub fn take_l2_requests(&mut self) -> Vec<L2Request> {
         match &mut self.cache.l2 {
-            L2Port::Log(log) => std::mem::take(log),
+            L2Port::Log(log) => {
+                let room = Vec::with_capacity(log.len());
+                std::mem::replace(log, room)
+            }
             L2Port::Own(_) => Vec::new(),
         }
     }
@@ -1360,59 +1365,71 @@ fn sample_for_cpu(
     // none per texel).
     let finite = view.format.is_unorm8();
     let shared = lods.len() == 1;
+    // The source's cache index, looked up when first needed and then kept for the run: a
+    // run reads one source, and its index stays while no other source is looked up.
+    let source = Cell::new(None);
     for (i, (quad, result)) in quads.iter().zip(out.iter_mut()).enumerate() {
         let depth_ref = depth_refs.map(|r| r[i]);
         let lod = if shared { lods[0] } else { lods[i] };
         let (pos, lods) = unit.setup(view, sampler, quad, lod);
+        let at = QuadAt {
+            src: &src,
+            source: &source,
+            pos: &pos,
+            lods: &lods,
+        };
         *result = if finite {
-            sample_quad_or_lanes::<true>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+            sample_quad_or_lanes::<true>(unit, view, sampler, quad, &at, depth_ref)
         } else {
-            sample_quad_or_lanes::<false>(unit, &src, view, sampler, quad, &pos, &lods, depth_ref)
+            sample_quad_or_lanes::<false>(unit, view, sampler, quad, &at, depth_ref)
         };
     }
     Ok(())
 }
 }
 
+/// What [`sample_for_cpu`] hands on for one quad: the source, its memoised cache index,
+/// and the quad's positions and LODs from [`TextureUnit::setup`].
+#[derive(Clone, Copy)]
+struct QuadAt<'r, 't> {
+    src: &'r Source<'t>,
+    source: &'r Cell<Option<u32>>,
+    pos: &'r [Pos; 4],
+    lods: &'r [LaneLod; 4],
+}
+
 /// [`sample_for_cpu`]'s quad: the quad path when it applies and takes the quad, else the
 /// lanes one by one; `FINITE` as [`weighted_sum`]'s. (No closures: a closure can be
 /// compiled on its own, for the baseline CPU.)
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sample_quad_or_lanes<const FINITE: bool>(
     unit: &mut TextureUnit,
-    src: &Source,
     view: &TextureView,
     sampler: &Sampler,
     quad: &Quad,
-    pos: &[Pos; 4],
-    lods: &[LaneLod; 4],
+    at: &QuadAt,
     depth_ref: Option<[f32; 4]>,
 ) -> [[f32; 4]; 4] {
     if quad_path_applies(view, sampler, depth_ref.is_some())
-        && let Some(out) = sample_quad::<FINITE>(unit, src, view, sampler, quad, pos, lods)
+        && let Some(out) = sample_quad::<FINITE>(unit, view, sampler, quad, at)
     {
         return out;
     }
-    sample_lanes::<FINITE>(unit, src, view, sampler, quad, pos, lods, depth_ref)
+    sample_lanes::<FINITE>(unit, view, sampler, quad, at, depth_ref)
 }
 
 /// [`sample_for_cpu`]'s lanes, each through [`TextureUnit::sample_lane`]; `FINITE` as
 /// [`weighted_sum`]'s.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sample_lanes<const FINITE: bool>(
     unit: &mut TextureUnit,
-    src: &Source,
     view: &TextureView,
     sampler: &Sampler,
     quad: &Quad,
-    pos: &[Pos; 4],
-    lods: &[LaneLod; 4],
+    at: &QuadAt,
     depth_ref: Option<[f32; 4]>,
 ) -> [[f32; 4]; 4] {
     let mut out = [[0.0; 4]; 4];
-    let source = Cell::new(None);
     for lane in 0..4 {
         if quad.lanes >> lane & 1 == 0 {
             continue;
@@ -1420,10 +1437,17 @@ fn sample_lanes<const FINITE: bool>(
         let ctx = LaneCtx {
             slice: lane_slice(view, quad.array_index[lane]),
             depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
-            source: &source,
+            source: at.source,
         };
-        out[lane] =
-            unit.sample_lane::<FINITE>(src, view, sampler, quad, pos[lane], lods[lane], &ctx);
+        out[lane] = unit.sample_lane::<FINITE>(
+            at.src,
+            view,
+            sampler,
+            quad,
+            at.pos[lane],
+            at.lods[lane],
+            &ctx,
+        );
     }
     out
 }

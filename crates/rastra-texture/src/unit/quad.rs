@@ -71,40 +71,35 @@ pub(super) fn quad_path_applies(view: &TextureView, sampler: &Sampler, compare: 
 /// [`weighted_sum`]'s. (Inlined into the sampling function: measured as a function of its
 /// own, compiled for the baseline and for AVX2, it ran 0.2% more instructions on
 /// textured_cubes.)
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn sample_quad<const FINITE: bool>(
     unit: &mut TextureUnit,
-    src: &Source,
     view: &TextureView,
     sampler: &Sampler,
     quad: &Quad,
-    pos: &[Pos; 4],
-    lods: &[LaneLod; 4],
+    at: &QuadAt,
 ) -> Option<[[f32; 4]; 4]> {
     if quad.offset[..2].iter().any(|o| o.unsigned_abs() > 1 << 24) {
         return None;
     }
     // (Out of the unit while the quad is set up: level set-up needs the unit too.)
     let mut slots = unit.quad_slots.take().unwrap_or_else(QuadSlots::new);
-    let out = quad_passes::<FINITE>(unit, &mut slots, src, view, sampler, quad, pos, lods);
+    let out = quad_passes::<FINITE>(unit, &mut slots, view, sampler, quad, at);
     unit.quad_slots = Some(slots);
     out
 }
 
 /// [`sample_quad`]'s two passes, with the unit's slots.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn quad_passes<const FINITE: bool>(
     unit: &mut TextureUnit,
     slots: &mut QuadSlots,
-    src: &Source,
     view: &TextureView,
     sampler: &Sampler,
     quad: &Quad,
-    pos: &[Pos; 4],
-    lods: &[LaneLod; 4],
+    at: &QuadAt,
 ) -> Option<[[f32; 4]; 4]> {
+    let (src, pos, lods) = (at.src, at.pos, at.lods);
     let active = quad.lanes & 0xf;
     if active == 0 {
         return None;
@@ -141,11 +136,10 @@ fn quad_passes<const FINITE: bool>(
         ([lod.axis[0], lod.axis[1]], &PROBE_OFFSETS[n])
     };
     // Pass 1: each level's set-up and its slots' footprints.
-    let source = Cell::new(None);
     // (A level the quad does not sample takes the first's place, unused.)
-    let first_level = unit.surface_2d(src, view, levels[0].0, slice, &source);
+    let first_level = unit.surface_2d(src, view, levels[0].0, slice, at.source);
     let second_level = if count == 2 {
-        unit.surface_2d(src, view, levels[1].0, slice, &source)
+        unit.surface_2d(src, view, levels[1].0, slice, at.source)
     } else {
         first_level
     };

@@ -665,16 +665,29 @@ fn quad_path_equals_the_lane_path() {
             };
             let (pos, lods) = quad_unit.setup(&view, &sampler, &quad, lod);
             let finite = format != TextureFormat::Rgba32Float;
+            let source = Cell::new(None);
+            let at = QuadAt {
+                src: &src,
+                source: &source,
+                pos: &pos,
+                lods: &lods,
+            };
             let got = if finite {
-                sample_quad::<true>(quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+                sample_quad::<true>(quad_unit, &view, &sampler, &quad, &at)
             } else {
-                sample_quad::<false>(quad_unit, &src, &view, &sampler, &quad, &pos, &lods)
+                sample_quad::<false>(quad_unit, &view, &sampler, &quad, &at)
             };
             let lanes_of = |unit: &mut TextureUnit| {
+                // (Each unit its own source index.)
+                let source = Cell::new(None);
+                let at = QuadAt {
+                    source: &source,
+                    ..at
+                };
                 if finite {
-                    sample_lanes::<true>(unit, &src, &view, &sampler, &quad, &pos, &lods, None)
+                    sample_lanes::<true>(unit, &view, &sampler, &quad, &at, None)
                 } else {
-                    sample_lanes::<false>(unit, &src, &view, &sampler, &quad, &pos, &lods, None)
+                    sample_lanes::<false>(unit, &view, &sampler, &quad, &at, None)
                 }
             };
             let want = lanes_of(lane_unit);
