@@ -142,6 +142,16 @@ pub(crate) fn execute(
                 let mut refs = [[0.0f32; 4]; WARP_LANES / 4];
                 let mut quads = [0usize; WARP_LANES / 4];
                 let mut n = 0;
+                // The coordinates' registers, found once for the warp (components past
+                // `coord_count` read zeros, as `vec3` pads them).
+                let zeros = [0u32; WARP_LANES];
+                let coord_regs: [&[u32; WARP_LANES]; 3] = std::array::from_fn(|k| {
+                    if k < coord_count.min(3) as usize {
+                        &regs[coords.0 as usize + k]
+                    } else {
+                        &zeros
+                    }
+                });
                 for q in 0..WARP_LANES / 4 {
                     let lanes = quad_lanes(wanted, q);
                     if lanes == 0 {
@@ -149,29 +159,34 @@ pub(crate) fn execute(
                     }
                     let at = |i: usize| 4 * q + i;
                     let fl = |r: Reg, i: usize| f32::from_bits(regs[r.0 as usize][at(i)]);
-                    let coords_of = |first: Reg, i: usize| {
-                        let mut c = vec3(regs, first, coord_count, at(i)).map(f32::from_bits);
-                        if clamp_to_edge {
+                    let mut c: [[f32; 3]; 4] = std::array::from_fn(|i| {
+                        std::array::from_fn(|k| f32::from_bits(coord_regs[k][at(i)]))
+                    });
+                    if clamp_to_edge {
+                        for c in &mut c {
                             c[0] = clamp(c[0], w);
                             c[1] = clamp(c[1], h);
                         }
-                        c
-                    };
-                    let mut quad = Quad::new(std::array::from_fn(|i| coords_of(coords, i)))
-                        .with_offset(offset)
-                        .with_lanes(lanes);
-                    if let Some(a) = array_index {
-                        quad = quad.with_array_index(std::array::from_fn(|i| {
-                            regs[a.0 as usize][at(i)] as i32
-                        }));
                     }
+                    // (Made in its place in the run: a gather's is used there and then
+                    // overwritten by the next quad.)
+                    run[n] = Quad {
+                        coords: c,
+                        array_index: match array_index {
+                            Some(a) => std::array::from_fn(|i| regs[a.0 as usize][at(i)] as i32),
+                            None => [0; 4],
+                        },
+                        offset,
+                        lanes,
+                    };
+                    let quad = &run[n];
                     let dref = depth_ref.map(|d| std::array::from_fn(|i| fl(d, i)));
                     if let Some(component) = gather {
                         let result = match dref {
                             Some(dref) => unit
-                                .gather_compare(b.texture, view, smp, &quad, dref)
+                                .gather_compare(b.texture, view, smp, quad, dref)
                                 .map(bits),
-                            None => unit.gather(b.texture, view, smp, &quad, component),
+                            None => unit.gather(b.texture, view, smp, quad, component),
                         };
                         if let Ok(r) = result {
                             scatter(&mut out, q, r);
@@ -195,7 +210,6 @@ pub(crate) fn execute(
                             SampleLod::Implicit | SampleLod::Zero => Lod::Implicit,
                         };
                     }
-                    run[n] = quad;
                     refs[n] = dref.unwrap_or_default();
                     quads[n] = q;
                     n += 1;
@@ -229,13 +243,12 @@ fn bits(v: [[f32; 4]; 4]) -> [[u32; 4]; 4] {
     v.map(|lane| lane.map(f32::to_bits))
 }
 
-/// Puts quad `q`'s four per-lane results into `out` (component-major).
+/// Puts quad `q`'s four per-lane results into `out` (component-major): a 4×4 transpose,
+/// each component's four lanes stored together.
 #[inline]
 fn scatter(out: &mut [[u32; WARP_LANES]; 4], q: usize, r: [[u32; 4]; 4]) {
-    for (i, lane) in r.iter().enumerate() {
-        for c in 0..4 {
-            out[c][4 * q + i] = lane[c];
-        }
+    for (c, reg) in out.iter_mut().enumerate() {
+        reg[4 * q..4 * q + 4].copy_from_slice(&[r[0][c], r[1][c], r[2][c], r[3][c]]);
     }
 }
 
