@@ -15,7 +15,6 @@ impl TexelCache {
             data,
             line_texels: self.line_texels,
             clock: self.clock,
-            hits: 0,
             cache: self,
         }
     }
@@ -35,19 +34,19 @@ impl TexelCache {
 /// A run of 2×2 fetches ([`TexelCache::run`]): each footprint's one, two or four lines
 /// accessed as [`TexelCache::access_hashed`] accesses a line, in the order its taps name
 /// them, every tap in a line read right away — but with the L1's hot state — where its
-/// tags, way hints and texels are, its clock and the hits so far — held in the run, so a
-/// hit through its way hint reads and writes nothing of the cache but the hint, the tag's
-/// use time and the texels. Every access advances the clock by one, so the accesses are
-/// the clock's advance since it was last given back. The run gives the clock and the
-/// counts back before each set search (which stamps with the clock, counts itself and may
-/// fill) and when it ends (dropped).
+/// tags, way hints and texels are, and its clock — held in the run, so a hit through its
+/// way hint reads and writes nothing of the cache but the hint, the tag's use time and the
+/// texels. Every access advances the clock by one, so the accesses are the clock's advance
+/// since it was last given back, and every one of them hit through its hint but those that
+/// went on to a set search (which counts its own hit or miss). The run gives the clock and
+/// the counts back before each set search (which stamps with the clock, counts itself and
+/// may fill) and when it ends (dropped).
 pub(crate) struct FetchRun<'c> {
     tags: *mut (LineKey, u64),
     hints: *const u32,
     data: *const [u32; 4],
     line_texels: usize,
     clock: u64,
-    hits: u64,
     cache: &'c mut TexelCache,
 }
 
@@ -107,7 +106,6 @@ impl FetchRun<'_> {
         let t = unsafe { &mut *self.tags.add(w) };
         if t.0 == key {
             t.1 = self.clock;
-            self.hits += 1;
             return w;
         }
         self.search(s, &key, slot)
@@ -117,7 +115,9 @@ impl FetchRun<'_> {
     /// cache for the search and taken again after it.
     #[inline(never)]
     fn search(&mut self, s: &Surface, key: &LineKey, slot: usize) -> usize {
-        self.give_back();
+        // (The access searching now is the one since the last give-back that did not hit
+        // through its hint.)
+        self.give_back(1);
         let c = &mut *self.cache;
         let w = c.search(&s.src, key, s.hash, s.dims);
         c.hints[slot] = w as u32;
@@ -126,13 +126,14 @@ impl FetchRun<'_> {
     }
 
     /// Puts the clock and the counts so far into the cache: the accesses since the last
-    /// give-back are the clock's advance.
+    /// give-back are the clock's advance, and all of them but the last `searching` hit
+    /// through their hints.
     #[inline(always)]
-    fn give_back(&mut self) {
-        self.cache.stats.l1_accesses += self.clock - self.cache.clock;
+    fn give_back(&mut self, searching: u64) {
+        let accesses = self.clock - self.cache.clock;
+        self.cache.stats.l1_accesses += accesses;
+        self.cache.stats.l1_hits += accesses - searching;
         self.cache.clock = self.clock;
-        self.cache.stats.l1_hits += self.hits;
-        self.hits = 0;
     }
 
     /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
@@ -154,6 +155,6 @@ impl FetchRun<'_> {
 
 impl Drop for FetchRun<'_> {
     fn drop(&mut self) {
-        self.give_back();
+        self.give_back(0);
     }
 }
