@@ -526,33 +526,36 @@ impl TextureUnit {
         quad: &Quad,
         lod: Lod,
     ) -> ([Pos; 4], [LaneLod; 4]) {
-        let size0 = view.level_size(0);
-        let dims = view_dims(view);
-        let cube = view.is_cube();
-        let c = quad.coords;
-        let pos: [Pos; 4] = std::array::from_fn(|l| {
-            if cube {
-                let fc = cube::face_coord(c[l]);
-                Pos::Cube {
-                    face: fc.face,
-                    s: fc.s,
-                    t: fc.t,
-                }
-            } else {
-                Pos::Flat(c[l])
-            }
-        });
-        if !cube && let Lod::Implicit | Lod::Bias(_) = lod {
+        let (pos, lods) = Self::lods_of(view, sampler, quad, lod);
+        (pos.unwrap_or_else(|| positions(view, quad)), lods)
+    }
+
+    /// [`TextureUnit::setup`]'s LODs, and its positions when the LODs needed them: a flat
+    /// view's implicit LOD does not (then the positions are the coordinates themselves, made
+    /// only for a quad that goes lane by lane).
+    #[inline(always)]
+    fn lods_of(
+        view: &TextureView,
+        sampler: &Sampler,
+        quad: &Quad,
+        lod: Lod,
+    ) -> (Option<[Pos; 4]>, [LaneLod; 4]) {
+        if !view.is_cube()
+            && let Lod::Implicit | Lod::Bias(_) = lod
+        {
             let bias = match lod {
                 Lod::Bias(b) => b,
                 _ => [0.0; 4],
             };
+            let (size0, dims) = (view.level_size(0), view_dims(view));
             return (
-                pos,
-                flat_implicit_lods(c, quad.lanes, size0, dims, sampler, bias),
+                None,
+                flat_implicit_lods(quad.coords, quad.lanes, size0, dims, sampler, bias),
             );
         }
-        (pos, Self::lane_lods(view, sampler, quad, lod, &pos))
+        let pos = positions(view, quad);
+        let lods = Self::lane_lods(view, sampler, quad, lod, &pos);
+        (Some(pos), lods)
     }
 
     /// [`TextureUnit::setup`]'s LODs lane by lane: every kind of position and LOD (the
@@ -1223,6 +1226,26 @@ fn clamp_ref(format: TextureFormat, r: f32) -> f32 {
     }
 }
 
+/// Each lane's position: its coordinates, or for a cube view its face and the coordinates
+/// on it (T4 step 1).
+#[inline(always)]
+fn positions(view: &TextureView, quad: &Quad) -> [Pos; 4] {
+    let cube = view.is_cube();
+    std::array::from_fn(|l| {
+        let c = quad.coords[l];
+        if cube {
+            let fc = cube::face_coord(c);
+            Pos::Cube {
+                face: fc.face,
+                s: fc.s,
+                t: fc.t,
+            }
+        } else {
+            Pos::Flat(c)
+        }
+    })
+}
+
 /// [`TextureUnit::lane_lods`] for a flat position with implicit LOD (plus `bias`): the
 /// quad's one pair of (coarse) gradients gives every lane the same probe count, axis and
 /// footprint, so they and the footprint's logarithm are computed once; only the bias and
@@ -1371,11 +1394,11 @@ fn sample_for_cpu(
     for (i, (quad, result)) in quads.iter().zip(out.iter_mut()).enumerate() {
         let depth_ref = depth_refs.map(|r| r[i]);
         let lod = if shared { lods[0] } else { lods[i] };
-        let (pos, lods) = unit.setup(view, sampler, quad, lod);
+        let (pos, lods) = TextureUnit::lods_of(view, sampler, quad, lod);
         let at = QuadAt {
             src: &src,
             source: &source,
-            pos: &pos,
+            pos: pos.as_ref(),
             lods: &lods,
         };
         *result = if finite {
@@ -1389,12 +1412,13 @@ fn sample_for_cpu(
 }
 
 /// What [`sample_for_cpu`] hands on for one quad: the source, its memoised cache index,
-/// and the quad's positions and LODs from [`TextureUnit::setup`].
+/// and the quad's LODs and (when they were needed for them) positions from
+/// [`TextureUnit::lods_of`].
 #[derive(Clone, Copy)]
 struct QuadAt<'r, 't> {
     src: &'r Source<'t>,
     source: &'r Cell<Option<u32>>,
-    pos: &'r [Pos; 4],
+    pos: Option<&'r [Pos; 4]>,
     lods: &'r [LaneLod; 4],
 }
 
@@ -1429,6 +1453,14 @@ fn sample_lanes<const FINITE: bool>(
     at: &QuadAt,
     depth_ref: Option<[f32; 4]>,
 ) -> [[f32; 4]; 4] {
+    let made;
+    let pos = match at.pos {
+        Some(pos) => pos,
+        None => {
+            made = positions(view, quad);
+            &made
+        }
+    };
     let mut out = [[0.0; 4]; 4];
     for lane in 0..4 {
         if quad.lanes >> lane & 1 == 0 {
@@ -1439,15 +1471,8 @@ fn sample_lanes<const FINITE: bool>(
             depth_ref: depth_ref.map(|r| clamp_ref(view.format, r[lane])),
             source: at.source,
         };
-        out[lane] = unit.sample_lane::<FINITE>(
-            at.src,
-            view,
-            sampler,
-            quad,
-            at.pos[lane],
-            at.lods[lane],
-            &ctx,
-        );
+        out[lane] =
+            unit.sample_lane::<FINITE>(at.src, view, sampler, quad, pos[lane], at.lods[lane], &ctx);
     }
     out
 }

@@ -67,7 +67,7 @@ pub(super) fn quad_path_applies(view: &TextureView, sampler: &Sampler, compare: 
 
 /// The quad path: the four results, or `None` (before any texel is fetched) when the lanes
 /// disagree or some footprint is not the short case. Only for requests
-/// [`quad_path_applies`] to, with `pos` and `lods` from [`TextureUnit::setup`]; `FINITE` as
+/// [`quad_path_applies`] to, with `lods` from [`TextureUnit::lods_of`]; `FINITE` as
 /// [`weighted_sum`]'s. (Inlined into the sampling function: measured as a function of its
 /// own, compiled for the baseline and for AVX2, it ran 0.2% more instructions on
 /// textured_cubes.)
@@ -99,21 +99,20 @@ fn quad_passes<const FINITE: bool>(
     quad: &Quad,
     at: &QuadAt,
 ) -> Option<[[f32; 4]; 4]> {
-    let (src, pos, lods) = (at.src, at.pos, at.lods);
+    let (src, lods) = (at.src, at.lods);
     let active = quad.lanes & 0xf;
     if active == 0 {
         return None;
     }
-    // The lanes' positions, and whether the lanes that want results agree with the first.
+    // The lanes' positions (a 2D view's: the coordinates, `positions`), and whether the
+    // lanes that want results agree with the first.
     let first = active.trailing_zeros() as usize;
     let lod = lods[first];
     let slice = lane_slice(view, quad.array_index[first]);
     let key = |d: &LaneLod| (d.lambda.to_bits(), d.probes, d.axis.map(f32::to_bits));
     let mut c0 = [[0.0f32; 4]; 2];
     for lane in 0..4 {
-        let Pos::Flat(c) = pos[lane] else {
-            return None;
-        };
+        let c = quad.coords[lane];
         [c0[0][lane], c0[1][lane]] = [c[0], c[1]];
         if active >> lane & 1 != 0
             && (key(&lods[lane]) != key(&lod) || lane_slice(view, quad.array_index[lane]) != slice)

@@ -669,7 +669,7 @@ fn quad_path_equals_the_lane_path() {
             let at = QuadAt {
                 src: &src,
                 source: &source,
-                pos: &pos,
+                pos: Some(&pos),
                 lods: &lods,
             };
             let got = if finite {
@@ -678,10 +678,12 @@ fn quad_path_equals_the_lane_path() {
                 sample_quad::<false>(quad_unit, &view, &sampler, &quad, &at)
             };
             let lanes_of = |unit: &mut TextureUnit| {
-                // (Each unit its own source index.)
+                // (Each unit its own source index; every other case without the
+                // positions, which the lane path then makes itself.)
                 let source = Cell::new(None);
                 let at = QuadAt {
                     source: &source,
+                    pos: if i % 2 == 0 { at.pos } else { None },
                     ..at
                 };
                 if finite {
