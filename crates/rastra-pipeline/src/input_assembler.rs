@@ -47,13 +47,10 @@ impl IndexSource<'_> {
             } => {
                 let size = format.size();
                 let at = (first as u64 + i as u64) * size as u64;
-                let mut bytes = [0u8; 4];
-                let value = if data.read(at, &mut bytes[..size]) {
-                    u32::from_le_bytes(bytes)
-                } else {
+                let value = data.read_index(at, size).unwrap_or_else(|| {
                     counters.out_of_bounds_fetches += 1;
                     0
-                };
+                });
                 if restart && value == format.restart_value() {
                     Fetched::Restart
                 } else {

@@ -45,6 +45,29 @@ impl<'a> BufferSlice<'a> {
         true
     }
 
+    /// An index of `size` bytes (2 or 4, little-endian) starting `at` bytes into the range,
+    /// or `None` when any of its bytes lies outside it: what [`BufferSlice::read`] reads,
+    /// from the one word that holds it when it is aligned to its size (index buffers bound
+    /// at offsets the index size divides always are).
+    #[inline]
+    pub fn read_index(&self, at: u64, size: usize) -> Option<u32> {
+        if at
+            .checked_add(size as u64)
+            .is_none_or(|end| end > self.size)
+        {
+            return None;
+        }
+        let addr = self.offset + at;
+        if addr.is_multiple_of(size as u64) && (size == 2 || size == 4) {
+            let word = self.words[(addr / 4) as usize].load(Ordering::Relaxed);
+            let value = word >> (8 * (addr % 4));
+            return Some(if size == 2 { value & 0xffff } else { value });
+        }
+        let mut bytes = [0u8; 4];
+        read_bytes(self.words, addr, &mut bytes[..size.min(4)]);
+        Some(u32::from_le_bytes(bytes))
+    }
+
     /// [`BufferSlice::read`] of `out.len()` whole words starting `at` bytes into the range,
     /// where `offset + at` is a multiple of 4: each word loaded as it is.
     #[inline]
@@ -472,6 +495,36 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An index read from its word is the bytes [`BufferSlice::read`] reads, at every
+    /// offset of the range (aligned to the index size or not — the slow path), for both
+    /// index sizes, and `None` exactly when `read` refuses.
+    #[test]
+    fn index_reads_equal_byte_reads() {
+        let words: Vec<AtomicU32> = (0..8u32)
+            .map(|i| AtomicU32::new(0x0403_0201u32.wrapping_mul(i + 1) ^ 0xa5c3_9b17))
+            .collect();
+        for offset in [0u64, 1, 2, 3, 4] {
+            let slice = BufferSlice {
+                words: &words,
+                offset,
+                size: 28 - offset,
+            };
+            for size in [2usize, 4] {
+                for at in 0..32u64 {
+                    let mut bytes = [0u8; 4];
+                    let want = slice
+                        .read(at, &mut bytes[..size])
+                        .then(|| u32::from_le_bytes(bytes));
+                    assert_eq!(
+                        slice.read_index(at, size),
+                        want,
+                        "offset {offset}, size {size}, at {at}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn fills_repeat_the_texel_exactly() {
