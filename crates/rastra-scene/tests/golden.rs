@@ -78,12 +78,16 @@ fn builtin_scene_msaa4() {
 /// batches through the front end's workers).
 #[test]
 fn identical_for_any_thread_count() {
+    let mut shared_replays = 0;
     for frame in [
         builtin::scene(200, 120, 1),
         builtin::scene(160, 96, 4),
         // More than one group of front-end chunks.
         rastra_scene::workloads::small_triangles(128, 96, 18_000),
         rastra_scene::workloads::textured_cubes(128, 72, 900),
+        // Enough texel L2 requests for the replay's shares on every worker, each reading
+        // its run of the tiles' split logs (checked below).
+        rastra_scene::workloads::textured_cubes(640, 360, 2500),
         rastra_scene::workloads::blended_layers(96, 64, 6),
         many_small_draws(),
     ] {
@@ -99,6 +103,9 @@ fn identical_for_any_thread_count() {
                 .expect("the scene renders")
         };
         let one = render(1);
+        let l2_requests = one.stats.total().texel_l2_accesses;
+        // (`cores::SHARED_REPLAY_REQUESTS`: from there on the replay is shared.)
+        shared_replays += (l2_requests >= 1 << 14) as u32;
         for threads in [2, 3, 8] {
             let many = render(threads);
             assert!(
@@ -111,6 +118,10 @@ fn identical_for_any_thread_count() {
             );
         }
     }
+    assert!(
+        shared_replays >= 1,
+        "no frame's texel log was long enough to replay in shares"
+    );
 }
 
 /// A device keeps its front end's chunk buffers from one submission to the next
