@@ -1,9 +1,9 @@
 //! The back end's workers (BRIEF "Parallelism"; T8 "Going wide during rasterization";
 //! OpenSWR's tile workers): screen tiles are independent units of work, so worker threads
-//! claim them (each its own share first, then what is left of the others'), each tile
-//! processed by one worker in API order. Results
-//! come back in tile order, so merged statistics and images do not depend on the number of
-//! threads or on which worker ran which tile.
+//! claim them — each its own share first, then what is left of the others' — and each tile
+//! is processed by one worker in API order. Results come back in tile order, so merged
+//! statistics and images do not depend on the number of threads or on which worker ran
+//! which tile.
 
 #[cfg(test)]
 use std::sync::atomic::AtomicUsize;

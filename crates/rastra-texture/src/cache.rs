@@ -549,7 +549,8 @@ impl L2Sets {
     }
 
     /// How to split logs into `parts` shares ([`L2Split::split`]), `parts` clamped as
-    /// [`L2Cache::shares`] clamps it.
+    /// [`L2Cache::shares`] clamps it (and to 65,535: a share is a 16-bit number per set).
+    /// Logs split into a number of shares the replay does not use are replayed whole.
     pub fn splitter(&self, parts: usize) -> L2Split {
         let parts = parts.clamp(1, self.sets.min(u16::MAX as usize));
         let bound = self.share_bounds(parts);
