@@ -56,7 +56,7 @@ impl Workers {
     /// order. Each worker makes its `state` with `init` once, when it claims its first index,
     /// and then claims indices one at a time until none is left (OpenSWR's workers claiming
     /// macrotiles): first its own contiguous share of `0..n` in increasing order, then the
-    /// last unclaimed indices of the others' ([`Claims`]), so a worker that finishes early
+    /// last unclaimed indices of the others' (`Claims`), so a worker that finishes early
     /// takes work rather than waiting while another works through a long share: a worker
     /// idles at most while the others finish their last items.
     pub fn map_init<S, T: Send>(
