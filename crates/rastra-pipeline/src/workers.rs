@@ -5,9 +5,7 @@
 //! statistics and images do not depend on the number of threads or on which worker ran
 //! which tile.
 
-#[cfg(test)]
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// A pool of worker threads (or none: work runs on the calling thread).
@@ -137,36 +135,44 @@ impl Workers {
 /// and when it is empty takes the last unclaimed index of another's. A worker so meets the
 /// same part of the work in every step — the same screen tiles in each of a frame's back-end
 /// runs, whose colour and depth lines its own cache then still holds — while none idles
-/// as long as another has work left.
-struct Claims {
+/// as long as another has work left. (More indices than a range's 32-bit halves hold — a
+/// compute dispatch may have that many runs of workgroups — are claimed from one shared
+/// counter in increasing order instead.)
+enum Claims {
     /// Per home: its next index (low half) and its end (high half), claimed from both ends.
-    ranges: Vec<AtomicU64>,
+    Homes(Vec<AtomicU64>),
+    /// The next index, and the end.
+    Shared(AtomicUsize, usize),
 }
 
 impl Claims {
     fn new(n: usize, parts: usize) -> Claims {
-        // (Items are tiles, chunks and runs of workgroups: far fewer.)
-        assert!(
-            n <= u32::MAX as usize,
-            "{n} items to claim do not fit the ranges"
-        );
+        if n > u32::MAX as usize {
+            return Claims::Shared(AtomicUsize::new(0), n);
+        }
         let n = n as u64;
         let parts = parts.max(1) as u64;
-        Claims {
-            ranges: (0..parts)
+        Claims::Homes(
+            (0..parts)
                 .map(|h| AtomicU64::new((n * h / parts) | ((n * (h + 1) / parts) << 32)))
                 .collect(),
-        }
+        )
     }
 
     /// The next index for the worker whose home is `home`: its own range's first, else
     /// another range's last (the next ranges in turn), else none.
     fn claim(&self, home: usize) -> Option<usize> {
-        let parts = self.ranges.len();
+        let ranges = match self {
+            Claims::Homes(ranges) => ranges,
+            Claims::Shared(next, n) => {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                return (i < *n).then_some(i);
+            }
+        };
+        let parts = ranges.len();
         let home = home % parts;
-        Self::take(&self.ranges[home], true).or_else(|| {
-            (1..parts).find_map(|k| Self::take(&self.ranges[(home + k) % parts], false))
-        })
+        Self::take(&ranges[home], true)
+            .or_else(|| (1..parts).find_map(|k| Self::take(&ranges[(home + k) % parts], false)))
     }
 
     /// Takes the first (`front`) or the last index of a range, if it has one.
@@ -256,6 +262,9 @@ mod tests {
         let claims = Claims::new(1, 4);
         assert_eq!(claims.claim(0), Some(0));
         assert_eq!(claims.claim(3), None);
+        // More than the ranges hold: one counter, in increasing order.
+        let claims = Claims::new(u32::MAX as usize + 2, 2);
+        assert_eq!([claims.claim(1), claims.claim(0)], [Some(0), Some(1)]);
     }
 
     #[test]
