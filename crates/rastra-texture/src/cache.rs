@@ -206,10 +206,14 @@ fn surface_hash(tex: u64, generation: u64, level: u32, slice: u32) -> u64 {
     h
 }
 
-/// The way-hint slot of a line: its position mixed with the hash of the rest of its tag.
+/// The way-hint slot of line (`lx`, `ly`) of a surface whose [`surface_hash`] is `hash`:
+/// the position mixed with the hash in 32-bit multiplies, so a loop over eight footprints
+/// computes eight slots in a few vector instructions (the quad path's footprint pass).
 #[inline(always)]
-fn hint_slot(key: &LineKey, hash: u64) -> usize {
-    ((key.pos ^ hash).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HINT_BITS)) as usize
+pub(crate) fn hint_slot(lx: u32, ly: u32, hash: u64) -> usize {
+    let seed = (hash ^ hash >> 32) as u32;
+    let h = (lx ^ seed).wrapping_mul(0x9E37_79B1) ^ ly.wrapping_mul(0x85EB_CA77);
+    (h.wrapping_mul(0xC2B2_AE3D) >> (32 - HINT_BITS)) as usize
 }
 
 impl LineKey {
@@ -756,6 +760,18 @@ impl<'a> Surface<'a> {
         }
     }
 
+    /// The way-hint slot of line (`lx`, `ly`) ([`hint_slot`]), for [`FetchRun::fetch_hinted`].
+    #[inline(always)]
+    pub fn hint_of(&self, lx: u32, ly: u32) -> u32 {
+        hint_slot(lx, ly, self.hint_hash()) as u32
+    }
+
+    /// What [`hint_slot`] takes besides a line's position, for loops that find many slots.
+    #[inline(always)]
+    pub fn hint_hash(&self) -> u64 {
+        self.hash
+    }
+
     /// The line shape as the shifts of its sides (powers of two, `CacheConfig`): the same
     /// for every level and slice of a texture.
     #[inline(always)]
@@ -805,6 +821,26 @@ impl RecentSurface {
         hash: 0,
         dims: (0, 0),
         size: [0, 0],
+    };
+}
+
+/// [`Lines2x2`] of `N` footprints, an array per field (so a loop finds eight footprints'
+/// fields at once), with the way-hint slot of each one's first line
+/// ([`Surface::hint_of`]): what [`FetchRun::fetch_slot`] takes.
+#[derive(Debug)]
+pub(crate) struct FootprintSlots<const N: usize> {
+    pub lx: [[u32; N]; 2],
+    pub ly: [[u32; N]; 2],
+    pub at: [[u32; N]; 4],
+    pub hint: [u32; N],
+}
+
+impl<const N: usize> FootprintSlots<N> {
+    pub const ZERO: FootprintSlots<N> = FootprintSlots {
+        lx: [[0; N]; 2],
+        ly: [[0; N]; 2],
+        at: [[0; N]; 4],
+        hint: [0; N],
     };
 }
 
@@ -1170,7 +1206,7 @@ impl TexelCache {
     fn access_hashed(&mut self, src: &Source, key: &LineKey, hash: u64, dims: (u32, u32)) -> usize {
         self.stats.l1_accesses += 1;
         self.clock += 1;
-        let slot = hint_slot(key, hash);
+        let slot = hint_slot(key.lx(), key.ly(), hash);
         let w = self.hints[slot] as usize;
         debug_assert!(w < self.tags.len());
         // SAFETY: hints hold ways `search` returned (indices of `tags`) or their initial 0

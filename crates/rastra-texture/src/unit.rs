@@ -37,8 +37,8 @@
 use std::cell::Cell;
 
 use crate::cache::{
-    CacheConfig, L2Port, L2Request, Lines2x2, Source, Surface, TexelAddr, TexelCache,
-    TexelCacheStats,
+    CacheConfig, FootprintSlots, L2Port, L2Request, Source, Surface, TexelAddr, TexelCache,
+    TexelCacheStats, hint_slot,
 };
 use crate::cube;
 use crate::format::{SampleType, TextureFormat};

@@ -55,20 +55,64 @@ impl FetchRun<'_> {
     /// tap accessed, every tap in it read; then each further line the same way.
     #[inline(always)]
     pub fn fetch(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
+        self.fetch_hinted(s, f, s.hint_of(f.lx[0], f.ly[0]) as usize)
+    }
+
+    /// [`FetchRun::fetch`] of footprint `i` of `f`, whose first line's way-hint slot is
+    /// known. Each field is read where it is used (so a loop of these keeps few values
+    /// live); a footprint inside one line (the commonest) reads its four taps straight
+    /// from it.
+    #[inline(always)]
+    pub fn fetch_slot<const N: usize>(
+        &mut self,
+        s: &Surface,
+        f: &FootprintSlots<N>,
+        i: usize,
+    ) -> [[u32; 4]; 4] {
+        let (lx0, ly0) = (f.lx[0][i], f.ly[0][i]);
+        let w = self.access_at(s, lx0, ly0, f.hint[i] as usize);
+        let (same_x, same_y) = (lx0 == f.lx[1][i], ly0 == f.ly[1][i]);
+        let at = |t: usize| f.at[t][i] as usize;
+        if same_x & same_y {
+            return [0, 1, 2, 3].map(|t| self.texel(w, at(t)));
+        }
+        let (lx, ly) = ([lx0, f.lx[1][i]], [ly0, f.ly[1][i]]);
+        self.further_lines(s, w, lx, ly, [at(0), at(1), at(2), at(3)])
+    }
+
+    /// [`FetchRun::fetch`] with the way-hint slot of the first tap's line, `hint`
+    /// ([`Surface::hint_of`]), found already.
+    #[inline(always)]
+    pub fn fetch_hinted(&mut self, s: &Surface, f: &Lines2x2, hint: usize) -> [[u32; 4]; 4] {
         let (lx, ly) = (f.lx, f.ly);
         let at = f.at.map(|a| a as usize);
+        let w = self.access_at(s, lx[0], ly[0], hint);
+        if (lx[0] == lx[1]) & (ly[0] == ly[1]) {
+            return at.map(|a| self.texel(w, a));
+        }
+        self.further_lines(s, w, lx, ly, at)
+    }
+
+    /// The rest of a footprint whose first line (`lx[0]`, `ly[0]`) was accessed already, in
+    /// way `w`, and is not its only line: its taps read, each further line accessed and
+    /// its taps read.
+    #[inline(always)]
+    fn further_lines(
+        &mut self,
+        s: &Surface,
+        w: usize,
+        lx: [u32; 2],
+        ly: [u32; 2],
+        at: [usize; 4],
+    ) -> [[u32; 4]; 4] {
         let (same_x, same_y) = (lx[0] == lx[1], ly[0] == ly[1]);
         let mut out = [[0u32; 4]; 4];
-        let w = self.access(s, lx[0], ly[0]);
         out[0] = self.texel(w, at[0]);
         if same_x {
             out[1] = self.texel(w, at[1]);
         }
         if same_y {
             out[2] = self.texel(w, at[2]);
-            if same_x {
-                out[3] = self.texel(w, at[3]);
-            }
         }
         if !same_x {
             let w = self.access(s, lx[1], ly[0]);
@@ -94,8 +138,14 @@ impl FetchRun<'_> {
     /// [`TexelCache::access_hashed`] of line (lx, ly) of `s`.
     #[inline(always)]
     fn access(&mut self, s: &Surface, lx: u32, ly: u32) -> usize {
+        self.access_at(s, lx, ly, s.hint_of(lx, ly) as usize)
+    }
+
+    /// [`FetchRun::access`] with the line's way-hint slot, `slot`, found already.
+    #[inline(always)]
+    fn access_at(&mut self, s: &Surface, lx: u32, ly: u32, slot: usize) -> usize {
+        debug_assert_eq!(slot, s.hint_of(lx, ly) as usize);
         let key = s.key.at(lx, ly);
-        let slot = hint_slot(&key, s.hash);
         self.clock += 1;
         // SAFETY: `hints` and `tags` are the cache's arrays, made after their last other
         // use ([`TexelCache::places`]) and never resized; a slot is below `HINT_SLOTS`
@@ -113,27 +163,20 @@ impl FetchRun<'_> {
 
     /// [`TexelCache::access_hashed`] past the hint, with the run's state given back to the
     /// cache for the search and taken again after it.
-    #[inline(never)]
+    #[inline(always)]
     fn search(&mut self, s: &Surface, key: &LineKey, slot: usize) -> usize {
-        // (The access searching now is the one since the last give-back that did not hit
-        // through its hint.)
-        self.give_back(1);
-        let c = &mut *self.cache;
-        let w = c.search(&s.src, key, s.hash, s.dims);
-        c.hints[slot] = w as u32;
-        (self.tags, self.hints, self.data) = c.places();
+        // (Fields passed by value, so the run itself never leaves registers for the call.)
+        let w = search_given_back(self.cache, self.clock, s, *key, slot);
+        // (The cache has the clock now: taken back from it, not kept across the call.)
+        self.clock = self.cache.clock;
+        (self.tags, self.hints, self.data) = self.cache.places();
         w
     }
 
-    /// Puts the clock and the counts so far into the cache: the accesses since the last
-    /// give-back are the clock's advance, and all of them but the last `searching` hit
-    /// through their hints.
+    /// Puts the clock and the counts so far into the cache ([`give_back`]).
     #[inline(always)]
     fn give_back(&mut self, searching: u64) {
-        let accesses = self.clock - self.cache.clock;
-        self.cache.stats.l1_accesses += accesses;
-        self.cache.stats.l1_hits += accesses - searching;
-        self.cache.clock = self.clock;
+        give_back(self.cache, self.clock, searching);
     }
 
     /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.
@@ -157,4 +200,32 @@ impl Drop for FetchRun<'_> {
     fn drop(&mut self) {
         self.give_back(0);
     }
+}
+
+/// Puts a run's clock and its counts so far into `cache`: the accesses since the last
+/// give-back are the clock's advance, and all of them but the last `searching` hit through
+/// their hints.
+#[inline(always)]
+fn give_back(cache: &mut TexelCache, clock: u64, searching: u64) {
+    let accesses = clock - cache.clock;
+    cache.stats.l1_accesses += accesses;
+    cache.stats.l1_hits += accesses - searching;
+    cache.clock = clock;
+}
+
+/// [`FetchRun::search`] out of line: the run's clock given back (the access searching now
+/// is the one since the last give-back that did not hit through its hint), the set
+/// searched, the hint set.
+#[inline(never)]
+fn search_given_back(
+    cache: &mut TexelCache,
+    clock: u64,
+    s: &Surface,
+    key: LineKey,
+    slot: usize,
+) -> usize {
+    give_back(cache, clock, 1);
+    let w = cache.search(&s.src, &key, s.hash, s.dims);
+    cache.hints[slot] = w as u32;
+    w
 }

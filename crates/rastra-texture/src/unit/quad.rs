@@ -9,8 +9,11 @@
 //!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its texel cache
 //!    lines, its taps' places in them and four weights, eight slots (two probes of the four
 //!    lanes) at a time.
-//! 2. **Fetch and filter.** Lane by lane, level by level, probe by probe, each slot a 2×2
-//!    fetch through the texel cache and a weighted sum added to its lane's result.
+//! 2. **Fetch and filter.** Lane by lane, level by level, probe by probe (the per-lane
+//!    path's order of cache accesses), each slot a 2×2 fetch through the texel cache
+//!    (the first line's way hint found in pass 1) and the weighted sum of its taps, kept
+//!    per slot; then each lane's sum of its slots in the per-lane path's order, the four
+//!    lanes' sums side by side (so no slot's fetch waits on another's addition).
 //!
 //! Everything is the per-lane path's arithmetic in the same order (the same bits — a NaN
 //! where it gives a NaN, though not always the same NaN: which of two NaNs a sum keeps
@@ -29,26 +32,33 @@ const SLOTS: usize = 4 * TABLED_PROBES;
 const GROUP: usize = 8;
 
 /// Per-slot footprints of one quad, per level it samples, kept by the unit between requests
-/// (slots a request does not reach keep an earlier request's values, never read). Arrays per
-/// field, so the footprint pass stores eight slots' values at once.
+/// (slots a request does not reach keep an earlier request's values, never read).
 #[derive(Debug)]
 pub(super) struct QuadSlots {
-    /// Footprint, as the texel cache takes it ([`Lines2x2`]): the line columns of the left
-    /// and right taps, the line rows of the top and bottom taps, the four taps' places.
-    lx: [[[u32; SLOTS]; 2]; 2],
-    ly: [[[u32; SLOTS]; 2]; 2],
-    at: [[[u32; SLOTS]; 4]; 2],
+    levels: [LevelSlots; 2],
+}
+
+/// One level's slot footprints, arrays per field, so the footprint pass stores eight
+/// slots' values at once.
+#[derive(Debug)]
+struct LevelSlots {
+    /// Footprints, as the texel cache takes them.
+    f: FootprintSlots<SLOTS>,
     /// The four taps' weights, x fastest.
-    w: [[[f32; SLOTS]; 4]; 2],
+    w: [[f32; SLOTS]; 4],
+    /// Each slot's filtered value, the weighted sum of its four taps (pass 2).
+    v: [[f32; 4]; SLOTS],
 }
 
 impl QuadSlots {
     pub(super) fn new() -> Box<QuadSlots> {
+        let level = || LevelSlots {
+            f: FootprintSlots::ZERO,
+            w: [[0.0; SLOTS]; 4],
+            v: [[0.0; 4]; SLOTS],
+        };
         Box::new(QuadSlots {
-            lx: [[[0; SLOTS]; 2]; 2],
-            ly: [[[0; SLOTS]; 2]; 2],
-            at: [[[0; SLOTS]; 4]; 2],
-            w: [[[0.0; SLOTS]; 4]; 2],
+            levels: [level(), level()],
         })
     }
 }
@@ -153,14 +163,14 @@ fn quad_passes<const FINITE: bool>(
             return None;
         }
         let size = size.map(|s| s as i32);
-        let shifts = surface.line_shifts();
         for base in (0..4 * n).step_by(GROUP) {
             let probes = [base / 4, base / 4 + 1];
             // The slots in use: the lanes that want results, probes below n.
             let used =
                 (active as u32 | (active as u32) << 4) & if probes[1] < n { 0xff } else { 0x0f };
             let t = [row[probes[0]], row[probes[1]]];
-            refused |= slots.footprints(j, base, &c0, axis, t, size, offset, modes, shifts, used);
+            refused |=
+                slots.levels[j].footprints(base, &c0, axis, t, size, offset, modes, surface, used);
         }
     }
     if refused {
@@ -169,56 +179,131 @@ fn quad_passes<const FINITE: bool>(
     // Pass 2: fetch and filter, lane by lane, level by level, probe by probe.
     let cache = &mut unit.cache;
     cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
-    // (Its one probe on its one level is a lane's whole result: the per-lane path returns
-    // that footprint as it is, not 1 × it added to 0.)
-    let whole = count == 1 && n == 1;
     // Every probe of a level has the same weight.
     let weights = levels.map(|(_, w)| w / n as f32);
+    let mut pass = Pass2 {
+        surfaces: &surfaces,
+        slots,
+        weights,
+        count,
+        n,
+        active,
+    };
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::wide() {
+        // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
+        return Some(unsafe { fetch_and_filter_wide::<FINITE>(cache, &mut pass) });
+    }
+    Some(fetch_and_filter_base::<FINITE>(cache, &mut pass))
+}
+
+/// What pass 2 of [`quad_passes`] works on: the quad's levels (`count` of them) and their
+/// slots, each level's weight per probe, the probes per level and the lanes that want
+/// results.
+struct Pass2<'p, 't> {
+    surfaces: &'p [Surface<'t>; 2],
+    slots: &'p mut QuadSlots,
+    weights: [f32; 2],
+    count: usize,
+    n: usize,
+    active: u8,
+}
+
+/// Pass 2 of [`quad_passes`], compiled for AVX2 and FMA (the same bits as the baseline's:
+/// IEEE multiplies and adds). A function of its own, so its loop keeps the texel cache's
+/// run state in registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
+#[inline(never)]
+fn fetch_and_filter_wide<const FINITE: bool>(
+    cache: &mut TexelCache,
+    p: &mut Pass2,
+) -> [[f32; 4]; 4] {
+    fetch_and_filter::<FINITE>(cache, p)
+}
+
+/// Pass 2 of [`quad_passes`] for the baseline CPU.
+#[inline(never)]
+fn fetch_and_filter_base<const FINITE: bool>(
+    cache: &mut TexelCache,
+    p: &mut Pass2,
+) -> [[f32; 4]; 4] {
+    fetch_and_filter::<FINITE>(cache, p)
+}
+
+/// Pass 2 of [`quad_passes`]: lane by lane, level by level, probe by probe, each slot a
+/// 2×2 fetch through the texel cache and a weighted sum added to its lane's result.
+#[inline(always)]
+fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -> [[f32; 4]; 4] {
     let mut run = cache.run();
     let mut out = [[0.0f32; 4]; 4];
-    for (lane, result) in out.iter_mut().enumerate() {
-        if active >> lane & 1 == 0 {
+    // (Probes are at most `TABLED_PROBES`: slots stay inside the arrays.)
+    let n = p.n.min(TABLED_PROBES);
+    let count = p.count.min(2);
+    if count == 1 && n == 1 {
+        // Its one probe on its one level is a lane's whole result: the per-lane path
+        // returns that footprint as it is, not 1 × it added to 0.
+        let (surface, l) = (&p.surfaces[0], &p.slots.levels[0]);
+        for (lane, result) in out.iter_mut().enumerate() {
+            if p.active >> lane & 1 != 0 {
+                let vals = run.fetch_slot(surface, &l.f, lane);
+                let w = [l.w[0][lane], l.w[1][lane], l.w[2][lane], l.w[3][lane]];
+                *result = weighted_sum::<FINITE>(w, &vals);
+            }
+        }
+        return out;
+    }
+    // Fetches in the cache's order (lane by lane, then level, then probe), each slot's
+    // value kept: no slot waits for another.
+    for lane in 0..4 {
+        if p.active >> lane & 1 == 0 {
             continue;
         }
-        let mut acc = [0.0f32; 4];
-        for (j, (surface, &weight)) in surfaces[..count].iter().zip(&weights).enumerate() {
-            let (lx, ly, at, w) = (&slots.lx[j], &slots.ly[j], &slots.at[j], &slots.w[j]);
+        for j in 0..count {
+            let (surface, l) = (&p.surfaces[j], &mut p.slots.levels[j]);
             // The lane's slots: its own of each probe's four.
             for k in 0..n {
-                let s = 4 * k + lane;
-                let lines = Lines2x2 {
-                    lx: [lx[0][s], lx[1][s]],
-                    ly: [ly[0][s], ly[1][s]],
-                    at: [at[0][s], at[1][s], at[2][s], at[3][s]],
-                };
-                let vals = run.fetch(surface, &lines);
-                let v = weighted_sum::<FINITE>([w[0][s], w[1][s], w[2][s], w[3][s]], &vals);
-                if whole {
-                    acc = v;
-                } else {
-                    for c in 0..4 {
-                        acc[c] += weight * v[c];
-                    }
+                // (Masked: the compiler sees the slot inside the arrays, 4n ≤ `SLOTS`.)
+                let s = (4 * k + lane) & (SLOTS - 1);
+                let vals = run.fetch_slot(surface, &l.f, s);
+                l.v[s] =
+                    weighted_sum::<FINITE>([l.w[0][s], l.w[1][s], l.w[2][s], l.w[3][s]], &vals);
+            }
+        }
+    }
+    drop(run);
+    // Each lane's sum, in the per-lane path's order (level, then probe), the four lanes'
+    // chains of additions side by side. (Slots of lanes not active hold an earlier
+    // request's values or zeros: their sums are not kept.)
+    let mut acc = [[0.0f32; 4]; 4];
+    for j in 0..count {
+        let (weight, l) = (p.weights[j], &p.slots.levels[j]);
+        for k in 0..n {
+            let v = &l.v[4 * k..4 * k + 4];
+            for lane in 0..4 {
+                for c in 0..4 {
+                    acc[lane][c] += weight * v[lane][c];
                 }
             }
         }
-        *result = acc;
     }
-    // (The run gives its clock and counts back to the cache.)
-    drop(run);
-    Some(out)
+    for (lane, result) in out.iter_mut().enumerate() {
+        if p.active >> lane & 1 != 0 {
+            *result = acc[lane];
+        }
+    }
+    out
 }
 
-impl QuadSlots {
-    /// The footprints of level `j`'s eight slots from `base` (probes `base / 4` and the next,
-    /// lanes 0–3 each) on a level of `size` texels whose lines have sides `1 << shifts`:
+impl LevelSlots {
+    /// The footprints of the level's eight slots from `base` (probes `base / 4` and the next,
+    /// lanes 0–3 each) on `surface`, a level of `size` texels:
     /// lane l's probe at `c0[..][l] + t · axis`, `t` per probe. Returns whether a slot in
     /// `used` (bit i: slot `base + i`) is not the short case.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn footprints(
         &mut self,
-        j: usize,
         base: usize,
         c0: &[[f32; 4]; 2],
         axis: [f32; 2],
@@ -226,7 +311,7 @@ impl QuadSlots {
         size: [i32; 2],
         offset: [i32; 2],
         modes: [AddressMode; 2],
-        shifts: [u32; 2],
+        surface: &Surface,
         used: u32,
     ) -> bool {
         let mut frac = [[0.0f32; GROUP]; 2];
@@ -248,29 +333,35 @@ impl QuadSlots {
             );
         }
         // `Surface::footprint_2x2` per slot.
-        let [sx, sy] = shifts;
+        let [sx, sy] = surface.line_shifts();
         let (mx, my) = ((1u32 << sx) - 1, (1u32 << sy) - 1);
         let [tx, ty] = &texels;
         for k in 0..GROUP {
             let i = base + k;
             let px = [tx[0][k] & mx, tx[1][k] & mx];
             let py = [(ty[0][k] & my) << sx, (ty[1][k] & my) << sx];
-            self.lx[j][0][i] = tx[0][k] >> sx;
-            self.lx[j][1][i] = tx[1][k] >> sx;
-            self.ly[j][0][i] = ty[0][k] >> sy;
-            self.ly[j][1][i] = ty[1][k] >> sy;
-            self.at[j][0][i] = py[0] + px[0];
-            self.at[j][1][i] = py[0] + px[1];
-            self.at[j][2][i] = py[1] + px[0];
-            self.at[j][3][i] = py[1] + px[1];
+            self.f.lx[0][i] = tx[0][k] >> sx;
+            self.f.lx[1][i] = tx[1][k] >> sx;
+            self.f.ly[0][i] = ty[0][k] >> sy;
+            self.f.ly[1][i] = ty[1][k] >> sy;
+            self.f.at[0][i] = py[0] + px[0];
+            self.f.at[1][i] = py[0] + px[1];
+            self.f.at[2][i] = py[1] + px[0];
+            self.f.at[3][i] = py[1] + px[1];
         }
         // `TextureUnit::probes_2d`'s weights: (1 − f, f) per axis, x fastest.
         for (k, (&fx, &fy)) in frac[0].iter().zip(&frac[1]).enumerate() {
             let (wx, wy) = ([1.0 - fx, fx], [1.0 - fy, fy]);
-            self.w[j][0][base + k] = wx[0] * wy[0];
-            self.w[j][1][base + k] = wx[1] * wy[0];
-            self.w[j][2][base + k] = wx[0] * wy[1];
-            self.w[j][3][base + k] = wx[1] * wy[1];
+            self.w[0][base + k] = wx[0] * wy[0];
+            self.w[1][base + k] = wx[1] * wy[0];
+            self.w[2][base + k] = wx[0] * wy[1];
+            self.w[3][base + k] = wx[1] * wy[1];
+        }
+        // The first tap's way-hint slot, in a loop of its own (vectorised).
+        let hash = surface.hint_hash();
+        for k in 0..GROUP {
+            let i = base + k;
+            self.f.hint[i] = hint_slot(self.f.lx[0][i], self.f.ly[0][i], hash) as u32;
         }
         refused & used != 0
     }
