@@ -1265,10 +1265,11 @@ fn aniso_reference(level0: &[u8]) -> Vec<f32> {
 /// Trilinear and 16× anisotropic sampling of a plane in perspective. Isotropic: the LOD
 /// differs per pixel (lavapipe's approximate log2, see LOD_WEIGHT_ERROR), measured 0.032.
 /// Anisotropic: the scheme is implementation-defined (Vulkan §"Texel Anisotropic
-/// Filtering"); rastra takes N = ⌈ρmax/ρmin⌉ ≤ 16 trilinear probes along the major axis at
-/// λ = log2(ρmax/N), as the spec's example does, while lavapipe's filter weighs its samples
-/// differently and ignores the anisotropy value (max_anisotropy 2, 4 and 16 give identical
-/// images on lavapipe). Measured max 0.240, mean 0.058; the loose tolerance is backed by a
+/// Filtering"); rastra takes N = ⌈η⌉ ≤ 16 trilinear probes along the major axis at
+/// λ = log2(ρmax/η), η = min(ρmax/ρmin, 16), as the spec's example does, while lavapipe's
+/// filter weighs its samples differently and ignores the anisotropy value (max_anisotropy
+/// 2, 4 and 16 give identical images on lavapipe). Measured max 0.146, mean 0.043 (0.240
+/// and 0.058 with λ = log2(ρmax/N)); the loose tolerance is backed by a
 /// check lavapipe cannot give: rastra's anisotropic image must stay close to the exact
 /// footprint average (supersampled), closer than its own trilinear image.
 #[test]
@@ -1302,7 +1303,7 @@ fn anisotropic_filtering_is_close_to_lavapipe() {
         )
     };
 
-    // rastra against the exact footprint average (measured mean 0.040 trilinear, 0.021 16×
+    // rastra against the exact footprint average (measured mean 0.041 trilinear, 0.020 16×
     // anisotropic; lavapipe's 16× is at 0.049).
     let reference = aniso_reference(&level0);
     let mean_error = |aniso| {
@@ -1320,7 +1321,7 @@ fn anisotropic_filtering_is_close_to_lavapipe() {
     );
 
     let Some(lp) = lavapipe() else { return };
-    let mut loose = Case::new(aniso_frame(16), 0.25);
-    loose.mean_tol = 0.065;
+    let mut loose = Case::new(aniso_frame(16), 0.2);
+    loose.mean_tol = 0.055;
     check(&lp, vec![Case::new(aniso_frame(1), 0.04), loose]);
 }

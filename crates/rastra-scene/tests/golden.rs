@@ -87,7 +87,7 @@ fn identical_for_any_thread_count() {
         rastra_scene::workloads::textured_cubes(128, 72, 900),
         // Enough texel L2 requests for the replay's shares on every worker, each reading
         // its run of the tiles' split logs (checked below).
-        rastra_scene::workloads::textured_cubes(640, 360, 2500),
+        rastra_scene::workloads::textured_cubes(960, 540, 2500),
         rastra_scene::workloads::blended_layers(96, 64, 6),
         many_small_draws(),
     ] {

@@ -11,8 +11,10 @@
 //! 2. **LOD** (Vulkan §16.6.7): gradients scaled to texels of the view's base level,
 //!    ρx = |∂(u,v,w)/∂x|, ρy likewise; isotropic λ = log2(max(ρx, ρy)). With anisotropy
 //!    (sampler `max_anisotropy` > 1, implicit / bias / grad LOD), the footprint's major and
-//!    minor axes are ρmax and ρmin, N = min(⌈ρmax / ρmin⌉, max_anisotropy) probes, and
-//!    λ = log2(ρmax / N) — the LOD of the minor axis unless N hits the cap. Then bias, the
+//!    minor axes are ρmax and ρmin, the ratio of anisotropy η = min(ρmax / ρmin,
+//!    max_anisotropy), N = ⌈η⌉ probes, and λ = log2(ρmax / η) — the LOD of the minor axis
+//!    unless η hits the cap (the spec's formula; it allows N for η, a finer LOD that reads
+//!    the same number of texels from up to a level further down). Then bias, the
 //!    sampler's [lod_min, lod_max] clamp (NaN → lod_min). λ ≤ 0 magnifies (mag filter), else
 //!    minifies (min filter). Levels: d = clamp(λ, 0, q); nearest mip = ⌈d + ½⌉ − 1, linear mip
 //!    blends ⌊d⌋ and ⌊d⌋ + 1 by the fraction (trilinear).
@@ -1278,8 +1280,10 @@ fn flat_implicit_lods(
 }
 
 /// The footprint of gradients `gx` and `gy` (in the position's space) on a view whose base
-/// level is `size0` texels (T4 step 2, Vulkan §16.6.7): log2 of the footprint each probe
-/// covers (ρmax / N, before bias and clamp), the probe count N and the major axis.
+/// level is `size0` texels (T4 step 2, Vulkan §16.6.7 "Scale Factor Operation" and "LOD
+/// Operation"): log2 of the footprint each probe covers (ρmax / η, before bias and clamp,
+/// η the ratio of anisotropy ρmax / ρmin clamped to the sampler's maximum — ∞ when ρmin is
+/// 0 — and 1 without anisotropy), the probe count N = ⌈η⌉ and the major axis.
 #[inline(always)]
 fn footprint_lod(
     gx: [f32; 3],
@@ -1292,17 +1296,17 @@ fn footprint_lod(
     let ry = len3(mul3(gy, scale));
     let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
     let max_aniso = sampler.anisotropy() as f32;
-    let probes = if max_aniso > 1.0 && rmax > 0.0 {
+    let eta = if max_aniso > 1.0 && rmax > 0.0 {
         let ratio = rmax / rmin; // ∞ when rmin is 0
         if ratio.is_nan() {
             1.0
         } else {
-            ratio.ceil().clamp(1.0, max_aniso)
+            ratio.clamp(1.0, max_aniso)
         }
     } else {
         1.0
     };
-    ((rmax / probes).log2(), probes as u32, axis)
+    ((rmax / eta).log2(), eta.ceil() as u32, axis)
 }
 
 /// The view levels a lane with LOD `lambda` samples and their weights (T4 step 2: nearest
