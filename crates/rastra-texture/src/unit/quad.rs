@@ -32,7 +32,7 @@ const SLOTS: usize = 4 * TABLED_PROBES;
 const GROUP: usize = 8;
 
 /// Per-slot footprints of one quad, per level it samples, kept by the unit between requests
-/// (slots a request does not reach keep an earlier request's values, never read).
+/// (slots a request does not reach keep an earlier request's values, never used).
 #[derive(Debug)]
 pub(super) struct QuadSlots {
     levels: [LevelSlots; 2],
@@ -232,7 +232,9 @@ fn fetch_and_filter_base<const FINITE: bool>(
 }
 
 /// Pass 2 of [`quad_passes`]: lane by lane, level by level, probe by probe, each slot a
-/// 2×2 fetch through the texel cache and a weighted sum added to its lane's result.
+/// 2×2 fetch through the texel cache and the weighted sum of its taps, kept; then each
+/// lane's result, the sum of its slots' values times their level's weight in the same
+/// order.
 #[inline(always)]
 fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -> [[f32; 4]; 4] {
     let mut run = cache.run();
