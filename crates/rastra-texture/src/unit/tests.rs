@@ -805,3 +805,38 @@ fn a_run_of_quads_equals_its_quads_one_by_one() {
     );
     assert_eq!(out, [[[7.0f32; 4]; 4]; 3]);
 }
+
+/// The anisotropic footprint's LOD is Vulkan's log2(ρmax / η), η = min(ρmax / ρmin,
+/// maxAnisotropy) unrounded, with N = ⌈η⌉ probes: not log2(ρmax / N), which the spec
+/// allows but which reads up to a level finer. A ratio between two integers, one past the
+/// sampler's clamp, a zero minor axis (η = the clamp), no anisotropy (η = 1) and a point.
+#[test]
+fn anisotropic_lod_uses_the_ratio_itself() {
+    let sampler = |max_anisotropy| {
+        Sampler::new(SamplerDesc {
+            max_anisotropy,
+            ..SamplerDesc::trilinear()
+        })
+        .unwrap()
+    };
+    let size = [256, 256, 1];
+    // Gradients in texels of the 256² base level: ρx along x, ρy along y.
+    let grads = |rx: f32, ry: f32| ([rx / 256.0, 0.0, 0.0], [0.0, ry / 256.0, 0.0]);
+    for (rx, ry, aniso, eta) in [
+        (10.0f32, 4.0f32, 16u16, 2.5f32),
+        (4.0, 10.0, 16, 2.5),
+        (64.0, 2.0, 16, 16.0),
+        (8.0, 0.0, 4, 4.0),
+        (8.0, 2.0, 1, 1.0),
+    ] {
+        let (gx, gy) = grads(rx, ry);
+        let (lambda, probes, axis) = footprint_lod(gx, gy, size, &sampler(aniso));
+        let rmax = rx.max(ry);
+        assert_eq!(lambda, (rmax / eta).log2(), "ρ = ({rx}, {ry}), {aniso}×");
+        assert_eq!(probes, eta.ceil() as u32, "ρ = ({rx}, {ry}), {aniso}×");
+        assert_eq!(axis, if rx >= ry { gx } else { gy });
+    }
+    // No footprint at all: one probe, λ = −∞ (magnified).
+    let (lambda, probes, _) = footprint_lod([0.0; 3], [0.0; 3], size, &sampler(16));
+    assert_eq!((lambda, probes), (f32::NEG_INFINITY, 1));
+}
