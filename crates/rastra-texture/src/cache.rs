@@ -55,6 +55,7 @@ use crate::format::{TextureAspect, TextureFormat, Unorm8Decoder};
 use crate::storage::{TILE, Texture, TextureDimension, demorton8, morton8};
 
 mod run;
+pub(crate) use run::{GRID_LINES, LineGrid};
 
 /// Texel-cache geometry. Every field is clamped to at least 1 (ways to at most the line
 /// count, L1 lines to 65536, L2 lines to `MAX_LINES`; line sides rounded down to powers
@@ -118,6 +119,8 @@ pub struct TexelCacheStats {
     pub requests: u64,
     /// Texels read by those footprints.
     pub texel_reads: u64,
+    /// Line lookups: one per distinct line of a footprint, or on the quad path
+    /// (`unit/quad.rs`) one per distinct line of a quad's level, its taps coalesced.
     pub l1_accesses: u64,
     pub l1_hits: u64,
     pub l1_misses: u64,
@@ -821,26 +824,6 @@ impl RecentSurface {
         hash: 0,
         dims: (0, 0),
         size: [0, 0],
-    };
-}
-
-/// [`Lines2x2`] of `N` footprints, an array per field (so a loop finds eight footprints'
-/// fields at once), with the way-hint slot of each one's first line
-/// ([`Surface::hint_of`]): what [`FetchRun::fetch_slot`] takes.
-#[derive(Debug)]
-pub(crate) struct FootprintSlots<const N: usize> {
-    pub lx: [[u32; N]; 2],
-    pub ly: [[u32; N]; 2],
-    pub at: [[u32; N]; 4],
-    pub hint: [u32; N],
-}
-
-impl<const N: usize> FootprintSlots<N> {
-    pub const ZERO: FootprintSlots<N> = FootprintSlots {
-        lx: [[0; N]; 2],
-        ly: [[0; N]; 2],
-        at: [[0; N]; 4],
-        hint: [0; N],
     };
 }
 

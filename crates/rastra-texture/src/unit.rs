@@ -39,8 +39,8 @@
 use std::cell::Cell;
 
 use crate::cache::{
-    CacheConfig, FootprintSlots, L2Port, L2Request, Source, Surface, TexelAddr, TexelCache,
-    TexelCacheStats, hint_slot,
+    CacheConfig, GRID_LINES, L2Port, L2Request, LineGrid, Source, Surface, TexelAddr, TexelCache,
+    TexelCacheStats,
 };
 use crate::cube;
 use crate::format::{SampleType, TextureFormat};

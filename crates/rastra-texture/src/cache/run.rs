@@ -4,7 +4,54 @@
 
 use super::*;
 
+/// The lines a quad's footprints on one level touch, as a grid ([`TexelCache::access_grid`]):
+/// line columns `x0` to `x0 + w − 1` and rows `y0` to `y0 + h − 1` (w · h ≤ [`GRID_LINES`]),
+/// and in `mask` bit `row · w + column` set for each line to access.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LineGrid {
+    pub x0: u32,
+    pub y0: u32,
+    pub w: u32,
+    pub h: u32,
+    pub mask: u64,
+}
+
+/// Lines a [`LineGrid`] can name: the bits of its mask.
+pub(crate) const GRID_LINES: usize = 64;
+
 impl TexelCache {
+    /// Accesses every line of grid `g` of surface `s` once, row by row, left to right, and
+    /// copies each line's texels, as it is accessed, to `staged` at its grid index times
+    /// the texels of a line — what a hardware texture unit's tag stage and data read do for
+    /// a quad: its taps' addresses coalesced into the distinct lines, each looked up once
+    /// and read out to the filter (so a later line of the grid may evict an earlier one).
+    /// `staged` holds [`GRID_LINES`] lines; a line is the L1's ([`TexelCache::line_texels`]).
+    #[inline(always)]
+    pub(crate) fn access_grid(&mut self, s: &Surface, g: &LineGrid, staged: &mut [[u32; 4]]) {
+        debug_assert!(g.w >= 1 && g.h >= 1 && (g.w * g.h) as usize <= GRID_LINES);
+        let lt = self.line_texels;
+        assert!(staged.len() >= GRID_LINES * lt);
+        let mut run = self.run();
+        let row_bits = u64::MAX >> (64 - g.w.clamp(1, 64));
+        for row in 0..g.h.min(GRID_LINES as u32) {
+            // (row · w < 64: w · h ≤ 64.)
+            let mut m = g.mask >> ((row * g.w) & 63) & row_bits;
+            while m != 0 {
+                let column = m.trailing_zeros();
+                m &= m - 1;
+                let way = run.access(s, g.x0 + column, g.y0 + row);
+                let at = (row * g.w + column) as usize & (GRID_LINES - 1);
+                run.copy_line(way, &mut staged[at * lt..at * lt + lt]);
+            }
+        }
+    }
+
+    /// Texels per L1 line (a power of two: line sides are).
+    #[inline(always)]
+    pub(crate) fn line_texels(&self) -> usize {
+        self.line_texels
+    }
+
     /// A run of 2×2 fetches that keeps the L1's hot state in the run ([`FetchRun`]).
     #[inline(always)]
     pub fn run(&mut self) -> FetchRun<'_> {
@@ -55,38 +102,9 @@ impl FetchRun<'_> {
     /// tap accessed, every tap in it read; then each further line the same way.
     #[inline(always)]
     pub fn fetch(&mut self, s: &Surface, f: &Lines2x2) -> [[u32; 4]; 4] {
-        self.fetch_hinted(s, f, s.hint_of(f.lx[0], f.ly[0]) as usize)
-    }
-
-    /// [`FetchRun::fetch`] of footprint `i` of `f`, whose first line's way-hint slot is
-    /// known. Each field is read where it is used (so a loop of these keeps few values
-    /// live); a footprint inside one line (the commonest) reads its four taps straight
-    /// from it.
-    #[inline(always)]
-    pub fn fetch_slot<const N: usize>(
-        &mut self,
-        s: &Surface,
-        f: &FootprintSlots<N>,
-        i: usize,
-    ) -> [[u32; 4]; 4] {
-        let (lx0, ly0) = (f.lx[0][i], f.ly[0][i]);
-        let w = self.access_at(s, lx0, ly0, f.hint[i] as usize);
-        let (same_x, same_y) = (lx0 == f.lx[1][i], ly0 == f.ly[1][i]);
-        let at = |t: usize| f.at[t][i] as usize;
-        if same_x & same_y {
-            return [0, 1, 2, 3].map(|t| self.texel(w, at(t)));
-        }
-        let (lx, ly) = ([lx0, f.lx[1][i]], [ly0, f.ly[1][i]]);
-        self.further_lines(s, w, lx, ly, [at(0), at(1), at(2), at(3)])
-    }
-
-    /// [`FetchRun::fetch`] with the way-hint slot of the first tap's line, `hint`
-    /// ([`Surface::hint_of`]), found already.
-    #[inline(always)]
-    pub fn fetch_hinted(&mut self, s: &Surface, f: &Lines2x2, hint: usize) -> [[u32; 4]; 4] {
         let (lx, ly) = (f.lx, f.ly);
         let at = f.at.map(|a| a as usize);
-        let w = self.access_at(s, lx[0], ly[0], hint);
+        let w = self.access(s, lx[0], ly[0]);
         if (lx[0] == lx[1]) & (ly[0] == ly[1]) {
             return at.map(|a| self.texel(w, a));
         }
@@ -144,7 +162,6 @@ impl FetchRun<'_> {
     /// [`FetchRun::access`] with the line's way-hint slot, `slot`, found already.
     #[inline(always)]
     fn access_at(&mut self, s: &Surface, lx: u32, ly: u32, slot: usize) -> usize {
-        debug_assert_eq!(slot, s.hint_of(lx, ly) as usize);
         let key = s.key.at(lx, ly);
         self.clock += 1;
         // SAFETY: `hints` and `tags` are the cache's arrays, made after their last other
@@ -177,6 +194,29 @@ impl FetchRun<'_> {
     #[inline(always)]
     fn give_back(&mut self, searching: u64) {
         give_back(self.cache, self.clock, searching);
+    }
+
+    /// The texels of the line way `way` holds, copied to `out` (one line's worth): a 4×4
+    /// line, the default, as one fixed-size copy.
+    #[inline(always)]
+    fn copy_line(&self, way: usize, out: &mut [[u32; 4]]) {
+        debug_assert!(way < self.cache.tags.len() && out.len() == self.line_texels);
+        debug_assert_eq!(
+            self.cache.data.len(),
+            self.cache.tags.len() * self.line_texels
+        );
+        // SAFETY: as `texel`'s: way `way` holds a line, so its `line_texels` texels lie in
+        // `data`.
+        let line = unsafe {
+            std::slice::from_raw_parts(self.data.add(way * self.line_texels), self.line_texels)
+        };
+        match (
+            <&[_; 16]>::try_from(line),
+            <&mut [_; 16]>::try_from(&mut *out),
+        ) {
+            (Ok(line), Ok(out)) => *out = *line,
+            _ => out.copy_from_slice(line),
+        }
     }
 
     /// Texel `offset` (row offset plus column, inside the line) of the line way `way` holds.

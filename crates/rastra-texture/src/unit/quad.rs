@@ -1,27 +1,34 @@
 //! The texture unit's quad path (T4 steps 3–6 for a whole quad at once). The commonest
 //! request — every lane filtering bilinearly on 2D levels (mipmapped or not, anisotropic or
 //! not), no depth compare — whose lanes agree on LOD, probe count, axis and layer is taken in
-//! two passes instead of lane by lane. Implicit LOD gives a quad's lanes one LOD
-//! ([`TextureUnit::setup`]'s coarse gradients), so its lanes disagree only through a per-lane
-//! bias or layer, or explicit per-lane LODs and gradients; such quads take the per-lane path.
+//! passes over the whole quad instead of lane by lane. Implicit LOD gives a quad's lanes one
+//! LOD ([`TextureUnit::setup`]'s coarse gradients), so its lanes disagree only through a
+//! per-lane bias or layer, or explicit per-lane LODs and gradients; such quads take the
+//! per-lane path.
 //!
 //! 1. **Footprints.** For each level the quad samples (one, or two for trilinear), every
-//!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its texel cache
-//!    lines, its taps' places in them and four weights, eight slots (two probes of the four
-//!    lanes) at a time.
-//! 2. **Fetch and filter.** Lane by lane, level by level, probe by probe (the per-lane
-//!    path's order of cache accesses), each slot a 2×2 fetch through the texel cache
-//!    (the first line's way hint found in pass 1) and the weighted sum of its taps, kept
-//!    per slot; then each lane's sum of its slots in the per-lane path's order, the four
-//!    lanes' sums side by side (so no slot's fetch waits on another's addition).
+//!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its two texel
+//!    columns and rows and four weights, eight slots (two probes of the four lanes) at a
+//!    time, and the level's box of texels around them all.
+//! 2. **Tags and data.** Level by level, the quad's taps are coalesced into the distinct
+//!    texel cache lines they touch, as a hardware texture unit's tag stage does for a quad:
+//!    the lines inside the box form a grid of at most [`GRID_LINES`], each tap gets its
+//!    line's place in the grid and its place in the line (its *code*), and each touched
+//!    line is accessed once and read out, as it is accessed, to a staging buffer at its
+//!    grid place ([`TexelCache::access_grid`]). A level whose box spans more lines (a wrap
+//!    across a repeating level, a footprint spread wide) is fetched slot by slot instead,
+//!    each footprint's lines accessed as the per-lane path accesses them.
+//! 3. **Filter.** Each slot's four taps read from the staging buffer at their codes and
+//!    weighted, kept per slot; then each lane's sum of its slots in the per-lane path's
+//!    order, the four lanes' sums side by side.
 //!
-//! Everything is the per-lane path's arithmetic in the same order (the same bits — a NaN
+//! The values are the per-lane path's arithmetic in the same order (the same bits — a NaN
 //! where it gives a NaN, though not always the same NaN: which of two NaNs a sum keeps
-//! depends on how the compiler orders its operands — and the same cache accesses in the
-//! same order, so the same statistics; tested against it). A slot whose footprint is not
-//! the short case ([`short_axis`]: coordinates past 2²³, NaN, a footprint leaving the level
-//! in a mode without a short form) sends the whole quad back to the per-lane path before
-//! anything is fetched.
+//! depends on how the compiler orders its operands; tested against it). The cache sees
+//! fewer accesses: a line many taps of the quad share is accessed once, not once per
+//! footprint. A slot whose footprint is not the short case ([`short_axis`]: coordinates
+//! past 2²³, NaN, a footprint leaving the level in a mode without a short form) sends the
+//! whole quad back to the per-lane path before anything is fetched.
 
 use super::*;
 
@@ -36,29 +43,66 @@ const GROUP: usize = 8;
 #[derive(Debug)]
 pub(super) struct QuadSlots {
     levels: [LevelSlots; 2],
+    /// The lines of the level being filtered, at their grid places
+    /// ([`TexelCache::access_grid`]): [`GRID_LINES`] lines of the L1's size (a power of
+    /// two), made by the first grid.
+    staged: Vec<[u32; 4]>,
 }
 
 /// One level's slot footprints, arrays per field, so the footprint pass stores eight
 /// slots' values at once.
 #[derive(Debug)]
 struct LevelSlots {
-    /// Footprints, as the texel cache takes them.
-    f: FootprintSlots<SLOTS>,
+    /// Each slot's two texel columns, left and right.
+    tx: [[u32; SLOTS]; 2],
+    /// Each slot's two texel rows, top and bottom.
+    ty: [[u32; SLOTS]; 2],
     /// The four taps' weights, x fastest.
     w: [[f32; SLOTS]; 4],
-    /// Each slot's filtered value, the weighted sum of its four taps (pass 2).
+    /// Each tap's code (pass 2): its line's grid index times the texels of a line, plus
+    /// its place in the line (row offset plus column) — where the staging buffer holds it.
+    code: [[u32; SLOTS]; 4],
+    /// Each slot's filtered value, the weighted sum of its four taps (pass 3).
     v: [[f32; 4]; SLOTS],
+}
+
+/// The box of texels the used slots of a level touch: least and greatest column and row,
+/// kept per slot of a group (so the groups' passes only compare side by side) and joined
+/// by [`TexelBox::bounds`].
+#[derive(Clone, Copy, Debug)]
+struct TexelBox {
+    lo: [[u32; GROUP]; 2],
+    hi: [[u32; GROUP]; 2],
+}
+
+impl TexelBox {
+    /// No texel.
+    const EMPTY: TexelBox = TexelBox {
+        lo: [[u32::MAX; GROUP]; 2],
+        hi: [[0; GROUP]; 2],
+    };
+
+    /// The least and greatest column, then row.
+    #[inline(always)]
+    fn bounds(&self) -> ([u32; 2], [u32; 2]) {
+        let lo = self.lo.map(|a| a.into_iter().fold(u32::MAX, u32::min));
+        let hi = self.hi.map(|a| a.into_iter().fold(0, u32::max));
+        (lo, hi)
+    }
 }
 
 impl QuadSlots {
     pub(super) fn new() -> Box<QuadSlots> {
         let level = || LevelSlots {
-            f: FootprintSlots::ZERO,
+            tx: [[0; SLOTS]; 2],
+            ty: [[0; SLOTS]; 2],
             w: [[0.0; SLOTS]; 4],
+            code: [[0; SLOTS]; 4],
             v: [[0.0; 4]; SLOTS],
         };
         Box::new(QuadSlots {
             levels: [level(), level()],
+            staged: Vec::new(),
         })
     }
 }
@@ -99,7 +143,7 @@ pub(super) fn sample_quad<const FINITE: bool>(
     out
 }
 
-/// [`sample_quad`]'s two passes, with the unit's slots.
+/// [`sample_quad`]'s passes, with the unit's slots.
 #[inline(always)]
 fn quad_passes<const FINITE: bool>(
     unit: &mut TextureUnit,
@@ -158,31 +202,40 @@ fn quad_passes<const FINITE: bool>(
     let modes = [d.address_mode_u, d.address_mode_v];
     let offset = [quad.offset[0], quad.offset[1]];
     let mut refused = false;
-    for (j, (surface, size)) in surfaces[..count].iter().zip(sizes).enumerate() {
+    let mut boxes = [TexelBox::EMPTY; 2];
+    for (j, size) in sizes[..count].iter().enumerate() {
         if size.iter().any(|&s| s > i32::MAX as u32) {
             return None;
         }
         let size = size.map(|s| s as i32);
-        for base in (0..4 * n).step_by(GROUP) {
-            let probes = [base / 4, base / 4 + 1];
-            // The slots in use: the lanes that want results, probes below n.
-            let used =
-                (active as u32 | (active as u32) << 4) & if probes[1] < n { 0xff } else { 0x0f };
-            let t = [row[probes[0]], row[probes[1]]];
-            refused |=
-                slots.levels[j].footprints(base, &c0, axis, t, size, offset, modes, surface, used);
+        for g in 0..(4 * n).div_ceil(GROUP) {
+            let base = g * GROUP;
+            let t = [row[2 * g], row[2 * g + 1]];
+            let used = used_slots(active, base, n);
+            refused |= slots.levels[j].footprints(
+                base,
+                &c0,
+                axis,
+                t,
+                size,
+                offset,
+                modes,
+                used,
+                &mut boxes[j],
+            );
         }
     }
     if refused {
         return None;
     }
-    // Pass 2: fetch and filter, lane by lane, level by level, probe by probe.
+    // Passes 2 and 3: tags, fetch and filter.
     let cache = &mut unit.cache;
     cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
     // Every probe of a level has the same weight.
     let weights = levels.map(|(_, w)| w / n as f32);
     let mut pass = Pass2 {
         surfaces: &surfaces,
+        boxes: &boxes,
         slots,
         weights,
         count,
@@ -197,11 +250,21 @@ fn quad_passes<const FINITE: bool>(
     Some(fetch_and_filter_base::<FINITE>(cache, &mut pass))
 }
 
-/// What pass 2 of [`quad_passes`] works on: the quad's levels (`count` of them) and their
-/// slots, each level's weight per probe, the probes per level and the lanes that want
-/// results.
+/// The slots of the group of eight from `base` that are in use, bit i for slot `base + i`:
+/// the lanes that want results (`active`), probes below `n`.
+#[inline(always)]
+fn used_slots(active: u8, base: usize, n: usize) -> u32 {
+    let probes = [base / 4, base / 4 + 1];
+    let lanes = active as u32 & 0xf;
+    (lanes | lanes << 4) & if probes[1] < n { 0xff } else { 0x0f }
+}
+
+/// What passes 2 and 3 of [`quad_passes`] work on: the quad's levels (`count` of them),
+/// their texel boxes and slots, each level's weight per probe, the probes per level and
+/// the lanes that want results.
 struct Pass2<'p, 't> {
     surfaces: &'p [Surface<'t>; 2],
+    boxes: &'p [TexelBox; 2],
     slots: &'p mut QuadSlots,
     weights: [f32; 2],
     count: usize,
@@ -209,9 +272,8 @@ struct Pass2<'p, 't> {
     active: u8,
 }
 
-/// Pass 2 of [`quad_passes`], compiled for AVX2 and FMA (the same bits as the baseline's:
-/// IEEE multiplies and adds). A function of its own, so its loop keeps the texel cache's
-/// run state in registers.
+/// Passes 2 and 3 of [`quad_passes`], compiled for AVX2 and FMA (the same bits as the
+/// baseline's: IEEE multiplies and adds).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
 #[inline(never)]
@@ -222,7 +284,7 @@ fn fetch_and_filter_wide<const FINITE: bool>(
     fetch_and_filter::<FINITE>(cache, p)
 }
 
-/// Pass 2 of [`quad_passes`] for the baseline CPU.
+/// Passes 2 and 3 of [`quad_passes`] for the baseline CPU.
 #[inline(never)]
 fn fetch_and_filter_base<const FINITE: bool>(
     cache: &mut TexelCache,
@@ -231,49 +293,40 @@ fn fetch_and_filter_base<const FINITE: bool>(
     fetch_and_filter::<FINITE>(cache, p)
 }
 
-/// Pass 2 of [`quad_passes`]: lane by lane, level by level, probe by probe, each slot a
-/// 2×2 fetch through the texel cache and the weighted sum of its taps, kept; then each
-/// lane's result, the sum of its slots' values times their level's weight in the same
-/// order.
+/// Passes 2 and 3 of [`quad_passes`]: level by level, the lines the slots touch accessed
+/// and each slot's weighted sum of its taps kept; then each lane's result, the sum of its
+/// slots' values times their level's weight in the per-lane path's order (level, then
+/// probe).
 #[inline(always)]
 fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -> [[f32; 4]; 4] {
-    let mut run = cache.run();
-    let mut out = [[0.0f32; 4]; 4];
     // (Probes are at most `TABLED_PROBES`: slots stay inside the arrays.)
     let n = p.n.min(TABLED_PROBES);
     let count = p.count.min(2);
+    let lt = cache.line_texels();
+    let staged = &mut p.slots.staged;
+    if staged.len() != GRID_LINES * lt {
+        *staged = vec![[0; 4]; GRID_LINES * lt];
+    }
+    for j in 0..count {
+        let (surface, l) = (&p.surfaces[j], &mut p.slots.levels[j]);
+        if let Some(grid) = l.grid(&p.boxes[j], surface, n, p.active) {
+            cache.access_grid(surface, &grid, staged);
+            l.filter::<FINITE>(staged, n, p.active);
+        } else {
+            l.fetch_each::<FINITE>(cache, surface, n, p.active);
+        }
+    }
+    let mut out = [[0.0f32; 4]; 4];
     if count == 1 && n == 1 {
         // Its one probe on its one level is a lane's whole result: the per-lane path
         // returns that footprint as it is, not 1 × it added to 0.
-        let (surface, l) = (&p.surfaces[0], &p.slots.levels[0]);
         for (lane, result) in out.iter_mut().enumerate() {
             if p.active >> lane & 1 != 0 {
-                let vals = run.fetch_slot(surface, &l.f, lane);
-                let w = [l.w[0][lane], l.w[1][lane], l.w[2][lane], l.w[3][lane]];
-                *result = weighted_sum::<FINITE>(w, &vals);
+                *result = p.slots.levels[0].v[lane];
             }
         }
         return out;
     }
-    // Fetches in the cache's order (lane by lane, then level, then probe), each slot's
-    // value kept: no slot waits for another.
-    for lane in 0..4 {
-        if p.active >> lane & 1 == 0 {
-            continue;
-        }
-        for j in 0..count {
-            let (surface, l) = (&p.surfaces[j], &mut p.slots.levels[j]);
-            // The lane's slots: its own of each probe's four.
-            for k in 0..n {
-                // (Masked: the compiler sees the slot inside the arrays, 4n ≤ `SLOTS`.)
-                let s = (4 * k + lane) & (SLOTS - 1);
-                let vals = run.fetch_slot(surface, &l.f, s);
-                l.v[s] =
-                    weighted_sum::<FINITE>([l.w[0][s], l.w[1][s], l.w[2][s], l.w[3][s]], &vals);
-            }
-        }
-    }
-    drop(run);
     // Each lane's sum, in the per-lane path's order (level, then probe), the four lanes'
     // chains of additions side by side. (Slots of lanes not active hold an earlier
     // request's values or zeros: their sums are not kept.)
@@ -299,9 +352,10 @@ fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -
 
 impl LevelSlots {
     /// The footprints of the level's eight slots from `base` (probes `base / 4` and the next,
-    /// lanes 0–3 each) on `surface`, a level of `size` texels:
-    /// lane l's probe at `c0[..][l] + t · axis`, `t` per probe. Returns whether a slot in
-    /// `used` (bit i: slot `base + i`) is not the short case.
+    /// lanes 0–3 each), on a level of `size` texels: lane l's probe at
+    /// `c0[..][l] + t · axis`, `t` per probe; the texels of the slots in `used` (bit i: slot
+    /// `base + i`) added to `bounds`. Returns whether a slot in `used` is not the short
+    /// case.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn footprints(
@@ -313,8 +367,8 @@ impl LevelSlots {
         size: [i32; 2],
         offset: [i32; 2],
         modes: [AddressMode; 2],
-        surface: &Surface,
         used: u32,
+        bounds: &mut TexelBox,
     ) -> bool {
         let mut frac = [[0.0f32; GROUP]; 2];
         // Per axis: the two texel columns (rows).
@@ -334,22 +388,19 @@ impl LevelSlots {
                 &mut frac[a],
             );
         }
-        // `Surface::footprint_2x2` per slot.
-        let [sx, sy] = surface.line_shifts();
-        let (mx, my) = ((1u32 << sx) - 1, (1u32 << sy) - 1);
         let [tx, ty] = &texels;
-        for k in 0..GROUP {
-            let i = base + k;
-            let px = [tx[0][k] & mx, tx[1][k] & mx];
-            let py = [(ty[0][k] & my) << sx, (ty[1][k] & my) << sx];
-            self.f.lx[0][i] = tx[0][k] >> sx;
-            self.f.lx[1][i] = tx[1][k] >> sx;
-            self.f.ly[0][i] = ty[0][k] >> sy;
-            self.f.ly[1][i] = ty[1][k] >> sy;
-            self.f.at[0][i] = py[0] + px[0];
-            self.f.at[1][i] = py[0] + px[1];
-            self.f.at[2][i] = py[1] + px[0];
-            self.f.at[3][i] = py[1] + px[1];
+        self.tx[0][base..base + GROUP].copy_from_slice(&tx[0]);
+        self.tx[1][base..base + GROUP].copy_from_slice(&tx[1]);
+        self.ty[0][base..base + GROUP].copy_from_slice(&ty[0]);
+        self.ty[1][base..base + GROUP].copy_from_slice(&ty[1]);
+        // The box: the used slots' least and greatest texels per axis (others leave it).
+        let on: [u32; GROUP] = std::array::from_fn(|k| 0u32.wrapping_sub(used >> k & 1));
+        for (a, [first, second]) in texels.iter().enumerate() {
+            let (lo, hi) = (bounds.lo[a], bounds.hi[a]);
+            bounds.lo[a] =
+                std::array::from_fn(|k| lo[k].min(first[k] | !on[k]).min(second[k] | !on[k]));
+            bounds.hi[a] =
+                std::array::from_fn(|k| hi[k].max(first[k] & on[k]).max(second[k] & on[k]));
         }
         // `TextureUnit::probes_2d`'s weights: (1 − f, f) per axis, x fastest.
         for (k, (&fx, &fy)) in frac[0].iter().zip(&frac[1]).enumerate() {
@@ -359,13 +410,149 @@ impl LevelSlots {
             self.w[2][base + k] = wx[0] * wy[1];
             self.w[3][base + k] = wx[1] * wy[1];
         }
-        // The first tap's way-hint slot, in a loop of its own (vectorised).
-        let hash = surface.hint_hash();
-        for k in 0..GROUP {
-            let i = base + k;
-            self.f.hint[i] = hint_slot(self.f.lx[0][i], self.f.ly[0][i], hash) as u32;
-        }
         refused & used != 0
+    }
+
+    /// The level's line grid on `surface` — the lines inside `bounds`, those the used slots
+    /// (`n` probes of the `active` lanes) touch marked — with each tap's place in it
+    /// (`code`); `None` when the box spans more lines than a grid holds.
+    #[inline(always)]
+    fn grid(
+        &mut self,
+        bounds: &TexelBox,
+        surface: &Surface,
+        n: usize,
+        active: u8,
+    ) -> Option<LineGrid> {
+        let [sx, sy] = surface.line_shifts();
+        let (lo, hi) = bounds.bounds();
+        let (x0, y0) = (lo[0] >> sx, lo[1] >> sy);
+        // (The box holds a used slot's texels: lo ≤ hi.)
+        let (w, h) = (
+            (hi[0] >> sx).wrapping_sub(x0).wrapping_add(1),
+            (hi[1] >> sy).wrapping_sub(y0).wrapping_add(1),
+        );
+        if w == 0 || h == 0 || w as u64 * h as u64 > GRID_LINES as u64 {
+            return None;
+        }
+        let (mx, my) = ((1u32 << sx) - 1, (1u32 << sy) - 1);
+        let shift = sx + sy;
+        // Per slot of a group, the bits of the lines its taps touch, gathered over the
+        // groups and joined once.
+        let mut marks = [0u64; GROUP];
+        for g in 0..(4 * n).div_ceil(GROUP) {
+            let base = g * GROUP;
+            let used = used_slots(active, base, n);
+            let group =
+                |a: &[u32; SLOTS]| -> [u32; GROUP] { a[base..base + GROUP].try_into().unwrap() };
+            let (x0s, x1s, y0s, y1s) = (
+                group(&self.tx[0]),
+                group(&self.tx[1]),
+                group(&self.ty[0]),
+                group(&self.ty[1]),
+            );
+            // (A used slot's grid indices are below `GRID_LINES`; the others' codes are
+            // zero and mark nothing.)
+            let mut codes = [[0u32; GROUP]; 4];
+            let mut lines = [[0u32; GROUP]; 4];
+            let on: [u32; GROUP] = std::array::from_fn(|k| 0u32.wrapping_sub(used >> k & 1));
+            for k in 0..GROUP {
+                let on = on[k];
+                let column = [
+                    (x0s[k] >> sx).wrapping_sub(x0),
+                    (x1s[k] >> sx).wrapping_sub(x0),
+                ];
+                let row = [
+                    (y0s[k] >> sy).wrapping_sub(y0).wrapping_mul(w),
+                    (y1s[k] >> sy).wrapping_sub(y0).wrapping_mul(w),
+                ];
+                let (px, py) = (
+                    [x0s[k] & mx, x1s[k] & mx],
+                    [(y0s[k] & my) << sx, (y1s[k] & my) << sx],
+                );
+                let g = [
+                    row[0].wrapping_add(column[0]),
+                    row[0].wrapping_add(column[1]),
+                    row[1].wrapping_add(column[0]),
+                    row[1].wrapping_add(column[1]),
+                ];
+                codes[0][k] = (g[0] << shift | (py[0] + px[0])) & on;
+                codes[1][k] = (g[1] << shift | (py[0] + px[1])) & on;
+                codes[2][k] = (g[2] << shift | (py[1] + px[0])) & on;
+                codes[3][k] = (g[3] << shift | (py[1] + px[1])) & on;
+                for t in 0..4 {
+                    lines[t][k] = g[t] & 63;
+                }
+            }
+            // (In a loop of its own: 64-bit lanes, four to a vector where the loop above
+            // has eight.)
+            for k in 0..GROUP {
+                let bit = (on[k] & 1) as u64;
+                marks[k] |= bit << lines[0][k]
+                    | bit << lines[1][k]
+                    | bit << lines[2][k]
+                    | bit << lines[3][k];
+            }
+            for (code, c) in self.code.iter_mut().zip(&codes) {
+                code[base..base + GROUP].copy_from_slice(c);
+            }
+        }
+        let mask = marks.into_iter().fold(0, |m, b| m | b);
+        Some(LineGrid { x0, y0, w, h, mask })
+    }
+
+    /// Pass 3 for a level whose lines were accessed and staged
+    /// ([`TexelCache::access_grid`]): each used slot's taps read from `staged` at their
+    /// codes and weighted.
+    #[inline(always)]
+    fn filter<const FINITE: bool>(&mut self, staged: &[[u32; 4]], n: usize, active: u8) {
+        // (`staged` holds a power of two texels, `GRID_LINES` lines: every code, masked,
+        // stays inside it — a used slot's code is below it unmasked.)
+        assert!(staged.len().is_power_of_two());
+        let mask = staged.len() - 1;
+        for lane in 0..4 {
+            if active >> lane & 1 == 0 {
+                continue;
+            }
+            for k in 0..n {
+                let s = (4 * k + lane) & (SLOTS - 1);
+                // SAFETY: masked by `staged.len() − 1`, a power of two less one.
+                let tap =
+                    |t: usize| *unsafe { staged.get_unchecked(self.code[t][s] as usize & mask) };
+                let vals = [tap(0), tap(1), tap(2), tap(3)];
+                let w = [self.w[0][s], self.w[1][s], self.w[2][s], self.w[3][s]];
+                self.v[s] = weighted_sum::<FINITE>(w, &vals);
+            }
+        }
+    }
+
+    /// Passes 2 and 3 for a level that cannot take a grid: the used slots one by one, in
+    /// the per-lane path's order (lane, then probe), each footprint's lines accessed
+    /// ([`FetchRun::fetch`]) and its taps weighted.
+    #[inline(never)]
+    fn fetch_each<const FINITE: bool>(
+        &mut self,
+        cache: &mut TexelCache,
+        surface: &Surface,
+        n: usize,
+        active: u8,
+    ) {
+        let mut run = cache.run();
+        for lane in 0..4 {
+            if active >> lane & 1 == 0 {
+                continue;
+            }
+            for k in 0..n {
+                let s = (4 * k + lane) & (SLOTS - 1);
+                let f = surface.footprint_2x2(
+                    [self.tx[0][s], self.tx[1][s]],
+                    [self.ty[0][s], self.ty[1][s]],
+                );
+                let vals = run.fetch(surface, &f);
+                let w = [self.w[0][s], self.w[1][s], self.w[2][s], self.w[3][s]];
+                self.v[s] = weighted_sum::<FINITE>(w, &vals);
+            }
+        }
     }
 }
 

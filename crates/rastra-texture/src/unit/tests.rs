@@ -525,8 +525,9 @@ fn four_lane_lods_equal_the_lane_path() {
     assert!(compared > 100_000);
 }
 
-/// The quad path gives what the per-lane path gives, bit for bit (a NaN for a NaN) and with
-/// the same cache statistics, and refuses (fetching nothing) exactly the quads it cannot take: unorm8 and
+/// The quad path gives what the per-lane path gives, bit for bit (a NaN for a NaN), with the
+/// same requests and texel reads and, its taps' lines coalesced, fewer L1 accesses; and
+/// refuses (fetching nothing) exactly the quads it cannot take: unorm8 and
 /// float textures (infinite and NaN texels among the float ones), 2D arrays, odd and
 /// power-of-two sizes, every address mode, nearest and linear mips, anisotropy 1 to 16,
 /// lanes masked, LOD biases, texel offsets, coordinates near and far from the level and
@@ -665,6 +666,7 @@ fn quad_path_equals_the_lane_path() {
             };
             let (pos, lods) = quad_unit.setup(&view, &sampler, &quad, lod);
             let finite = format != TextureFormat::Rgba32Float;
+            let before = quad_unit.stats();
             let source = Cell::new(None);
             let at = QuadAt {
                 src: &src,
@@ -705,15 +707,65 @@ fn quad_path_equals_the_lane_path() {
                 }
                 None => {
                     refused += 1;
-                    // The per-lane path then; nothing was fetched before refusing (the
-                    // statistics below would differ).
+                    // Nothing was fetched before refusing; the per-lane path then.
+                    assert_eq!(quad_unit.stats(), before, "texture {t} case {i}");
                     lanes_of(quad_unit);
                 }
             }
-            assert_eq!(quad_unit.stats(), lane_unit.stats(), "texture {t} case {i}");
+            let (q, l) = (quad_unit.stats(), lane_unit.stats());
+            assert_eq!(
+                (q.requests, q.texel_reads),
+                (l.requests, l.texel_reads),
+                "texture {t} case {i}"
+            );
+            assert_eq!(
+                q.l1_hits + q.l1_misses,
+                q.l1_accesses,
+                "texture {t} case {i}"
+            );
         }
+        // The default L1 (the units of every third case) holds a grid's lines, so each
+        // of them is one access where the per-lane path makes one per footprint.
+        let (q, l) = (units[0].0.stats(), units[0].1.stats());
+        assert!(q.l1_accesses < l.l1_accesses, "{q:?} {l:?}");
     }
     assert!(taken > 5_000 && refused > 1_000, "{taken} {refused}");
+}
+
+/// The quad path accesses each L1 line its quad's taps touch once: a screen-aligned
+/// bilinear quad (one texel per pixel) whose sixteen taps lie in one 4×4 line is one
+/// access, one straddling a line edge across is two, one straddling a corner four — where
+/// the per-lane path accesses each footprint's lines, footprint by footprint.
+#[test]
+fn the_quad_path_accesses_each_line_once() {
+    let tex = Texture::new(TextureDesc::d2(64, 64, TextureFormat::Rgba8Unorm)).unwrap();
+    let view = TextureView::whole(&tex).unwrap();
+    let sampler = Sampler::new(SamplerDesc {
+        mag_filter: FilterMode::Linear,
+        min_filter: FilterMode::Linear,
+        ..SamplerDesc::default()
+    })
+    .unwrap();
+    let d = 1.0 / 64.0;
+    // Pixel (x, y) samples texel coordinate (x + ½, y + ½) − ½: taps x…x + 1, y…y + 1.
+    for (x, y, lines, lane_path) in [(0, 0, 1, 4), (2, 0, 2, 6), (2, 2, 4, 9)] {
+        let quad = Quad::screen(x, y, d, d);
+        let mut unit = TextureUnit::new(CacheConfig::default());
+        unit.sample(&tex, &view, &sampler, &quad).unwrap();
+        let st = unit.stats();
+        assert_eq!(
+            (st.requests, st.l1_accesses),
+            (4, lines),
+            "quad at ({x}, {y})"
+        );
+        // The same lanes one at a time.
+        let mut unit = TextureUnit::new(CacheConfig::default());
+        for lane in 0..4 {
+            unit.sample(&tex, &view, &sampler, &quad.with_lanes(1 << lane))
+                .unwrap();
+        }
+        assert_eq!(unit.stats().l1_accesses, lane_path, "lanes at ({x}, {y})");
+    }
 }
 
 /// A run of quads ([`TextureUnit::sample_run`]) gives each quad what sampling it alone
