@@ -59,8 +59,9 @@ struct LevelSlots {
     ty: [[u32; SLOTS]; 2],
     /// The four taps' weights, x fastest.
     w: [[f32; SLOTS]; 4],
-    /// Each tap's code (pass 2): its line's grid index times the texels of a line, plus
-    /// its place in the line (row offset plus column) — where the staging buffer holds it.
+    /// Each tap's code (pass 2): where the staging buffer holds it, as a byte offset — its
+    /// line's grid index times the texels of a line, plus its place in the line (row offset
+    /// plus column), times a texel's 16 bytes.
     code: [[u32; SLOTS]; 4],
     /// Each slot's filtered value, the weighted sum of its four taps (pass 3).
     v: [[f32; 4]; SLOTS],
@@ -309,7 +310,7 @@ fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -
     }
     for j in 0..count {
         let (surface, l) = (&p.surfaces[j], &mut p.slots.levels[j]);
-        if let Some(grid) = l.grid(&p.boxes[j], surface, n, p.active) {
+        if let Some(grid) = l.grid(&p.boxes[j], surface, n, p.active, staged.len()) {
             cache.access_grid(surface, &grid, staged);
             l.filter::<FINITE>(staged, n, p.active);
         } else {
@@ -423,8 +424,13 @@ impl LevelSlots {
         surface: &Surface,
         n: usize,
         active: u8,
+        staged: usize,
     ) -> Option<LineGrid> {
         let [sx, sy] = surface.line_shifts();
+        // (Codes as byte offsets into the staging buffer, `staged` texels, a power of two:
+        // masked, every one stays inside it.)
+        assert!(staged.is_power_of_two() && staged <= 1 << 27);
+        let bytes = (staged as u32 - 1) << 4;
         let (lo, hi) = bounds.bounds();
         let (x0, y0) = (lo[0] >> sx, lo[1] >> sy);
         // (The box holds a used slot's texels: lo ≤ hi.)
@@ -476,10 +482,10 @@ impl LevelSlots {
                     row[1].wrapping_add(column[0]),
                     row[1].wrapping_add(column[1]),
                 ];
-                codes[0][k] = (g[0] << shift | (py[0] + px[0])) & on;
-                codes[1][k] = (g[1] << shift | (py[0] + px[1])) & on;
-                codes[2][k] = (g[2] << shift | (py[1] + px[0])) & on;
-                codes[3][k] = (g[3] << shift | (py[1] + px[1])) & on;
+                codes[0][k] = (g[0] << shift | (py[0] + px[0])) << 4 & bytes & on;
+                codes[1][k] = (g[1] << shift | (py[0] + px[1])) << 4 & bytes & on;
+                codes[2][k] = (g[2] << shift | (py[1] + px[0])) << 4 & bytes & on;
+                codes[3][k] = (g[3] << shift | (py[1] + px[1])) << 4 & bytes & on;
                 for t in 0..4 {
                     lines[t][k] = g[t] & 63;
                 }
@@ -506,19 +512,18 @@ impl LevelSlots {
     /// codes and weighted.
     #[inline(always)]
     fn filter<const FINITE: bool>(&mut self, staged: &[[u32; 4]], n: usize, active: u8) {
-        // (`staged` holds a power of two texels, `GRID_LINES` lines: every code, masked,
-        // stays inside it — a used slot's code is below it unmasked.)
-        assert!(staged.len().is_power_of_two());
-        let mask = staged.len() - 1;
+        let base = staged.as_ptr();
         for lane in 0..4 {
             if active >> lane & 1 == 0 {
                 continue;
             }
             for k in 0..n {
                 let s = (4 * k + lane) & (SLOTS - 1);
-                // SAFETY: masked by `staged.len() − 1`, a power of two less one.
-                let tap =
-                    |t: usize| *unsafe { staged.get_unchecked(self.code[t][s] as usize & mask) };
+                // SAFETY: codes are byte offsets of texels inside a staging buffer of
+                // `staged.len()` texels: `grid` masks every code it makes with that length
+                // (a power of two) less one, and made this level's for this buffer; the
+                // slots' earlier codes were made the same way, or are zero.
+                let tap = |t: usize| unsafe { *base.byte_add(self.code[t][s] as usize) };
                 let vals = [tap(0), tap(1), tap(2), tap(3)];
                 let w = [self.w[0][s], self.w[1][s], self.w[2][s], self.w[3][s]];
                 self.v[s] = weighted_sum::<FINITE>(w, &vals);
