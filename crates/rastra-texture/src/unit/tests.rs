@@ -530,7 +530,7 @@ fn four_lane_lods_equal_the_lane_path() {
 /// refuses (fetching nothing) exactly the quads it cannot take: unorm8 and
 /// float textures (infinite and NaN texels among the float ones), 2D arrays, odd and
 /// power-of-two sizes, every address mode, nearest and linear mips, anisotropy 1 to 16,
-/// lanes masked, LOD biases, texel offsets, coordinates near and far from the level and
+/// lanes masked, LOD biases and explicit LODs (spread quads that overflow the grid), texel offsets, coordinates near and far from the level and
 /// non-finite ones.
 #[test]
 fn quad_path_equals_the_lane_path() {
@@ -550,7 +550,7 @@ fn quad_path_equals_the_lane_path() {
     ];
     let (mut taken, mut refused) = (0u32, 0u32);
     for (t, (format, size)) in [
-        (TextureFormat::Rgba8Unorm, [64, 64]),
+        (TextureFormat::Rgba8Unorm, [128, 128]),
         (TextureFormat::Rgba8UnormSrgb, [48, 20]),
         (TextureFormat::Rgba32Float, [16, 32]),
     ]
@@ -659,10 +659,13 @@ fn quad_path_equals_the_lane_path() {
                 .with_array_index(std::array::from_fn(|l| {
                     (i + if r >> 21 & 3 == 0 { l } else { 0 }) as i32 % 3
                 }));
-            let lod = if r >> 20 & 1 == 0 {
-                Lod::Implicit
-            } else {
-                Lod::Bias(bias)
+            // (An explicit LOD the lanes share keeps a spread quad on a fine level: its
+            // footprints span more lines than the quad path's grid holds, and it fetches
+            // them slot by slot.)
+            let lod = match (r >> 20 & 1, i % 4) {
+                (0, 3) => Lod::Level([0.0; 4]),
+                (0, _) => Lod::Implicit,
+                _ => Lod::Bias(bias),
             };
             let (pos, lods) = quad_unit.setup(&view, &sampler, &quad, lod);
             let finite = format != TextureFormat::Rgba32Float;
@@ -765,6 +768,48 @@ fn the_quad_path_accesses_each_line_once() {
                 .unwrap();
         }
         assert_eq!(unit.stats().l1_accesses, lane_path, "lanes at ({x}, {y})");
+    }
+}
+
+/// A quad whose footprints span more lines than the quad path's grid holds is fetched slot
+/// by slot, as the lanes are: lanes 0 and 2 sampling one line and lanes 1 and 3 another
+/// take two accesses when the lines are near (one grid), and four — A, B, A, B — when they
+/// are 200 texels apart on both axes; the results equal the lanes' either way.
+#[test]
+fn a_quad_past_the_grid_is_fetched_slot_by_slot() {
+    let mut tex = Texture::new(TextureDesc::d2(256, 256, TextureFormat::Rgba8Unorm)).unwrap();
+    for y in 0..256 {
+        for x in 0..256 {
+            let v = (x * 7 + y * 13) as u8;
+            tex.element_mut(0, 0, x, y)
+                .unwrap()
+                .copy_from_slice(&[v, v ^ 0x5a, x as u8, y as u8]);
+        }
+    }
+    let view = TextureView::whole(&tex).unwrap();
+    let sampler = Sampler::new(SamplerDesc {
+        mag_filter: FilterMode::Linear,
+        min_filter: FilterMode::Linear,
+        ..SamplerDesc::default()
+    })
+    .unwrap();
+    // Texel coordinate (x + ½, y + ½) − ½ = (x, y): taps x…x + 1, y…y + 1.
+    let at = |x: f32, y: f32| [(x + 0.5) / 256.0, (y + 0.5) / 256.0, 0.0];
+    for (far, accesses) in [(false, 2), (true, 4)] {
+        let b = if far { at(201.0, 201.0) } else { at(9.0, 1.0) };
+        let quad = Quad::new([at(1.0, 1.0), b, at(1.0, 1.0), b]);
+        let mut unit = TextureUnit::new(CacheConfig::default());
+        let got = unit
+            .sample_level(&tex, &view, &sampler, &quad, [0.0; 4])
+            .unwrap();
+        assert_eq!(unit.stats().l1_accesses, accesses, "far: {far}");
+        let mut lanes = TextureUnit::new(CacheConfig::default());
+        for lane in 0..4 {
+            let want = lanes
+                .sample_level(&tex, &view, &sampler, &quad.with_lanes(1 << lane), [0.0; 4])
+                .unwrap();
+            assert_eq!(got[lane], want[lane], "far: {far}, lane {lane}");
+        }
     }
 }
 
