@@ -735,6 +735,16 @@ fn quad_path_equals_the_lane_path() {
     assert!(taken > 5_000 && refused > 1_000, "{taken} {refused}");
 }
 
+/// A sampler filtering bilinearly on one level (no mips), clamping to the edge.
+fn bilinear() -> Sampler {
+    Sampler::new(SamplerDesc {
+        mag_filter: FilterMode::Linear,
+        min_filter: FilterMode::Linear,
+        ..SamplerDesc::default()
+    })
+    .unwrap()
+}
+
 /// The quad path accesses each L1 line its quad's taps touch once: a screen-aligned
 /// bilinear quad (one texel per pixel) whose sixteen taps lie in one 4×4 line is one
 /// access, one straddling a line edge across is two, one straddling a corner four — where
@@ -743,12 +753,7 @@ fn quad_path_equals_the_lane_path() {
 fn the_quad_path_accesses_each_line_once() {
     let tex = Texture::new(TextureDesc::d2(64, 64, TextureFormat::Rgba8Unorm)).unwrap();
     let view = TextureView::whole(&tex).unwrap();
-    let sampler = Sampler::new(SamplerDesc {
-        mag_filter: FilterMode::Linear,
-        min_filter: FilterMode::Linear,
-        ..SamplerDesc::default()
-    })
-    .unwrap();
+    let sampler = bilinear();
     let d = 1.0 / 64.0;
     // Pixel (x, y) samples texel coordinate (x + ½, y + ½) − ½: taps x…x + 1, y…y + 1.
     for (x, y, lines, lane_path) in [(0, 0, 1, 4), (2, 0, 2, 6), (2, 2, 4, 9)] {
@@ -787,12 +792,7 @@ fn a_quad_past_the_grid_is_fetched_slot_by_slot() {
         }
     }
     let view = TextureView::whole(&tex).unwrap();
-    let sampler = Sampler::new(SamplerDesc {
-        mag_filter: FilterMode::Linear,
-        min_filter: FilterMode::Linear,
-        ..SamplerDesc::default()
-    })
-    .unwrap();
+    let sampler = bilinear();
     // Texel coordinate (x + ½, y + ½) − ½ = (x, y): taps x…x + 1, y…y + 1.
     let at = |x: f32, y: f32| [(x + 0.5) / 256.0, (y + 0.5) / 256.0, 0.0];
     for (far, accesses) in [(false, 2), (true, 4)] {
