@@ -210,8 +210,8 @@ fn surface_hash(tex: u64, generation: u64, level: u32, slice: u32) -> u64 {
 }
 
 /// The way-hint slot of line (`lx`, `ly`) of a surface whose [`surface_hash`] is `hash`:
-/// the position mixed with the hash in 32-bit multiplies, so a loop over eight footprints
-/// computes eight slots in a few vector instructions (the quad path's footprint pass).
+/// the position mixed with the hash in 32-bit multiplies (cheap enough to take on every
+/// access of a run, [`run::FetchRun`]).
 #[inline(always)]
 pub(crate) fn hint_slot(lx: u32, ly: u32, hash: u64) -> usize {
     let seed = (hash ^ hash >> 32) as u32;
@@ -763,16 +763,10 @@ impl<'a> Surface<'a> {
         }
     }
 
-    /// The way-hint slot of line (`lx`, `ly`) ([`hint_slot`]), for [`FetchRun::fetch_hinted`].
+    /// The way-hint slot of line (`lx`, `ly`) ([`hint_slot`]), for [`run::FetchRun`]'s accesses.
     #[inline(always)]
     pub fn hint_of(&self, lx: u32, ly: u32) -> u32 {
-        hint_slot(lx, ly, self.hint_hash()) as u32
-    }
-
-    /// What [`hint_slot`] takes besides a line's position, for loops that find many slots.
-    #[inline(always)]
-    pub fn hint_hash(&self) -> u64 {
-        self.hash
+        hint_slot(lx, ly, self.hash) as u32
     }
 
     /// The line shape as the shifts of its sides (powers of two, `CacheConfig`): the same

@@ -533,7 +533,7 @@ impl LevelSlots {
 
     /// Passes 2 and 3 for a level that cannot take a grid: the used slots one by one, in
     /// the per-lane path's order (lane, then probe), each footprint's lines accessed
-    /// ([`FetchRun::fetch`]) and its taps weighted.
+    /// (`FetchRun::fetch`) and its taps weighted.
     #[inline(never)]
     fn fetch_each<const FINITE: bool>(
         &mut self,
