@@ -260,6 +260,12 @@ fn used_slots(active: u8, base: usize, n: usize) -> u32 {
     (lanes | lanes << 4) & if probes[1] < n { 0xff } else { 0x0f }
 }
 
+/// `used` (bit k: slot k of a group) as lane masks: all ones for a used slot, zero else.
+#[inline(always)]
+fn slot_masks(used: u32) -> [u32; GROUP] {
+    std::array::from_fn(|k| 0u32.wrapping_sub(used >> k & 1))
+}
+
 /// What passes 2 and 3 of [`quad_passes`] work on: the quad's levels (`count` of them),
 /// their texel boxes and slots, each level's weight per probe, the probes per level and
 /// the lanes that want results.
@@ -395,7 +401,7 @@ impl LevelSlots {
         self.ty[0][base..base + GROUP].copy_from_slice(&ty[0]);
         self.ty[1][base..base + GROUP].copy_from_slice(&ty[1]);
         // The box: the used slots' least and greatest texels per axis (others leave it).
-        let on: [u32; GROUP] = std::array::from_fn(|k| 0u32.wrapping_sub(used >> k & 1));
+        let on = slot_masks(used);
         for (a, [first, second]) in texels.iter().enumerate() {
             let (lo, hi) = (bounds.lo[a], bounds.hi[a]);
             bounds.lo[a] =
@@ -461,7 +467,7 @@ impl LevelSlots {
             // zero and mark nothing.)
             let mut codes = [[0u32; GROUP]; 4];
             let mut lines = [[0u32; GROUP]; 4];
-            let on: [u32; GROUP] = std::array::from_fn(|k| 0u32.wrapping_sub(used >> k & 1));
+            let on = slot_masks(used);
             for k in 0..GROUP {
                 let on = on[k];
                 let column = [
