@@ -1395,6 +1395,18 @@ fn sample_for_cpu(
     // The source's cache index, looked up when first needed and then kept for the run: a
     // run reads one source, and its index stays while no other source is looked up.
     let source = Cell::new(None);
+    // The commonest run (a `textureSample`): the quad path's run of its own.
+    if shared
+        && lods[0] == Lod::Implicit
+        && quad_path_applies(view, sampler, depth_refs.is_some())
+    {
+        if finite {
+            quad::sample_implicit_run::<true>(unit, view, sampler, &src, &source, quads, out);
+        } else {
+            quad::sample_implicit_run::<false>(unit, view, sampler, &src, &source, quads, out);
+        }
+        return Ok(());
+    }
     for (i, (quad, result)) in quads.iter().zip(out.iter_mut()).enumerate() {
         let depth_ref = depth_refs.map(|r| r[i]);
         let lod = if shared { lods[0] } else { lods[i] };

@@ -4,7 +4,9 @@
 //! passes over the whole quad instead of lane by lane. Implicit LOD gives a quad's lanes one
 //! LOD ([`TextureUnit::setup`]'s coarse gradients), so its lanes disagree only through a
 //! per-lane bias or layer, or explicit per-lane LODs and gradients; such quads take the
-//! per-lane path.
+//! per-lane path. A run of quads with implicit LOD (a fragment shader's `textureSample`)
+//! finds each quad's one LOD once, not lane by lane, and needs no agreement check but the
+//! layer's ([`sample_implicit_run`]).
 //!
 //! 1. **Footprints.** For each level the quad samples (one, or two for trilinear), every
 //!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its two texel
@@ -134,9 +136,6 @@ pub(super) fn sample_quad<const FINITE: bool>(
     quad: &Quad,
     at: &QuadAt,
 ) -> Option<[[f32; 4]; 4]> {
-    if quad.offset[..2].iter().any(|o| o.unsigned_abs() > 1 << 24) {
-        return None;
-    }
     // (Out of the unit while the quad is set up: level set-up needs the unit too.)
     let mut slots = unit.quad_slots.take().unwrap_or_else(QuadSlots::new);
     let out = quad_passes::<FINITE>(unit, &mut slots, view, sampler, quad, at);
@@ -144,7 +143,8 @@ pub(super) fn sample_quad<const FINITE: bool>(
     out
 }
 
-/// [`sample_quad`]'s passes, with the unit's slots.
+/// [`sample_quad`]'s passes, with the unit's slots: the lanes' agreement, then
+/// [`quad_levels`].
 #[inline(always)]
 fn quad_passes<const FINITE: bool>(
     unit: &mut TextureUnit,
@@ -154,26 +154,116 @@ fn quad_passes<const FINITE: bool>(
     quad: &Quad,
     at: &QuadAt,
 ) -> Option<[[f32; 4]; 4]> {
-    let (src, lods) = (at.src, at.lods);
+    let lods = at.lods;
     let active = quad.lanes & 0xf;
     if active == 0 {
         return None;
     }
-    // The lanes' positions (a 2D view's: the coordinates, `positions`), and whether the
-    // lanes that want results agree with the first.
+    // Whether the lanes that want results agree with the first.
     let first = active.trailing_zeros() as usize;
     let lod = lods[first];
     let slice = lane_slice(view, quad.array_index[first]);
     let key = |d: &LaneLod| (d.lambda.to_bits(), d.probes, d.axis.map(f32::to_bits));
-    let mut c0 = [[0.0f32; 4]; 2];
-    for lane in 0..4 {
-        let c = quad.coords[lane];
-        [c0[0][lane], c0[1][lane]] = [c[0], c[1]];
+    for (lane, d) in lods.iter().enumerate() {
         if active >> lane & 1 != 0
-            && (key(&lods[lane]) != key(&lod) || lane_slice(view, quad.array_index[lane]) != slice)
+            && (key(d) != key(&lod) || lane_slice(view, quad.array_index[lane]) != slice)
         {
             return None;
         }
+    }
+    quad_levels::<FINITE>(
+        unit, slots, view, sampler, quad, at.src, at.source, lod, slice,
+    )
+}
+
+/// A run of quads sampled with implicit LOD and no depth reference, on a view and sampler
+/// [`quad_path_applies`] to ([`TextureUnit::sample_run`]'s commonest request: a
+/// `textureSample` in a fragment shader): each quad's one LOD (its coarse gradients give
+/// every lane the same, [`flat_implicit_lods`] without a bias) found once, not per lane,
+/// and the quad taken by [`quad_levels`] — or, when it refuses, by the lanes one by one
+/// with that LOD. The same results as quad by quad through [`sample_quad_or_lanes`].
+#[inline(always)]
+pub(super) fn sample_implicit_run<const FINITE: bool>(
+    unit: &mut TextureUnit,
+    view: &TextureView,
+    sampler: &Sampler,
+    src: &Source,
+    source: &Cell<Option<u32>>,
+    quads: &[Quad],
+    out: &mut [[[f32; 4]; 4]],
+) {
+    let size0 = view.level_size(0);
+    // (A 2D view's lanes all read its base layer.)
+    let flat = view.dimension == TextureViewDimension::D2;
+    let mut slots = unit.quad_slots.take().unwrap_or_else(QuadSlots::new);
+    for (quad, result) in quads.iter().zip(out.iter_mut()) {
+        let active = quad.lanes & 0xf;
+        if active == 0 {
+            *result = [[0.0; 4]; 4];
+            continue;
+        }
+        let c = quad.coords;
+        let gx = [c[1][0] - c[0][0], c[1][1] - c[0][1], 0.0];
+        let gy = [c[2][0] - c[0][0], c[2][1] - c[0][1], 0.0];
+        let (log, probes, axis) = footprint_lod(gx, gy, size0, sampler);
+        let lod = LaneLod {
+            lambda: clamp_lod(log + 0.0, sampler),
+            probes,
+            axis,
+        };
+        let mut lods = [LaneLod::UNSAMPLED; 4];
+        let first = active.trailing_zeros() as usize;
+        let slice = lane_slice(view, quad.array_index[first]);
+        let agree = flat
+            || (0..4)
+                .all(|l| active >> l & 1 == 0 || lane_slice(view, quad.array_index[l]) == slice);
+        if agree
+            && let Some(v) = quad_levels::<FINITE>(
+                unit, &mut slots, view, sampler, quad, src, source, lod, slice,
+            )
+        {
+            *result = v;
+            continue;
+        }
+        for (l, d) in lods.iter_mut().enumerate() {
+            if active >> l & 1 != 0 {
+                *d = lod;
+            }
+        }
+        let at = QuadAt {
+            src,
+            source,
+            pos: None,
+            lods: &lods,
+        };
+        *result = sample_lanes::<FINITE>(unit, view, sampler, quad, &at, None);
+    }
+    unit.quad_slots = Some(slots);
+}
+
+/// The quad path for a quad whose lanes that want results (`quad.lanes`, at least one)
+/// share `lod` and `slice`, from `src` (its cache index memoised in `source`): the four results, or `None` (before any texel is fetched) when
+/// a footprint is not the short case or the probes are more than the slots hold.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn quad_levels<'t, const FINITE: bool>(
+    unit: &mut TextureUnit,
+    slots: &mut QuadSlots,
+    view: &TextureView,
+    sampler: &Sampler,
+    quad: &Quad,
+    src: &Source<'t>,
+    source: &Cell<Option<u32>>,
+    lod: LaneLod,
+    slice: u32,
+) -> Option<[[f32; 4]; 4]> {
+    let active = quad.lanes & 0xf;
+    if quad.offset[..2].iter().any(|o| o.unsigned_abs() > 1 << 24) {
+        return None;
+    }
+    let mut c0 = [[0.0f32; 4]; 2];
+    for (lane, c) in quad.coords.iter().enumerate() {
+        [c0[0][lane], c0[1][lane]] = [c[0], c[1]];
     }
     let n = lod.probes.max(1) as usize;
     if n > TABLED_PROBES {
@@ -191,9 +281,9 @@ fn quad_passes<const FINITE: bool>(
     };
     // Pass 1: each level's set-up and its slots' footprints.
     // (A level the quad does not sample takes the first's place, unused.)
-    let first_level = unit.surface_2d(src, view, levels[0].0, slice, at.source);
+    let first_level = unit.surface_2d(src, view, levels[0].0, slice, source);
     let second_level = if count == 2 {
-        unit.surface_2d(src, view, levels[1].0, slice, at.source)
+        unit.surface_2d(src, view, levels[1].0, slice, source)
     } else {
         first_level
     };

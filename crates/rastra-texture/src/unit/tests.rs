@@ -735,6 +735,133 @@ fn quad_path_equals_the_lane_path() {
     assert!(taken > 5_000 && refused > 1_000, "{taken} {refused}");
 }
 
+/// A run of quads with implicit LOD takes the quad path's run of its own
+/// ([`quad::sample_implicit_run`]); a run with a bias of zero takes the general path quad by
+/// quad, whose LODs are the same. Both give the same bits and leave the same statistics:
+/// 8-bit and float textures (NaN texels among the float ones), 2D and 2D-array views
+/// (lanes on different layers in some quads), lane masks (none too), anisotropy, texel
+/// offsets, and footprints the quad path refuses (coordinates past 2²³, NaN, offsets past
+/// 2²⁴, probes past the table).
+#[test]
+fn an_implicit_run_equals_the_general_path() {
+    let mut s = 0x3c6e_f372u32;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
+    let (mut implicit_total, mut refused) = (0usize, 0usize);
+    for format in [TextureFormat::Rgba8UnormSrgb, TextureFormat::Rgba32Float] {
+        let mut tex =
+            Texture::new(TextureDesc::d2(64, 32, format).with_mips(6).with_layers(3)).unwrap();
+        for level in 0..6 {
+            let [w, h, _] = tex.desc().mip_size(level);
+            for layer in 0..3 {
+                for y in 0..h {
+                    for x in 0..w {
+                        let r = next();
+                        let e = tex.element_mut(level, layer, x, y).unwrap();
+                        if format == TextureFormat::Rgba32Float {
+                            let v = if r % 40 == 0 { f32::NAN } else { unit_f(r) };
+                            for (c, v) in [v, 0.5, unit_f(r.rotate_left(9)), 1.0].iter().enumerate()
+                            {
+                                e[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
+                            }
+                        } else {
+                            e.copy_from_slice(&r.to_le_bytes());
+                        }
+                    }
+                }
+            }
+        }
+        for array in [false, true] {
+            let mut view = TextureView::whole(&tex).unwrap();
+            if !array {
+                view.dimension = TextureViewDimension::D2;
+                view.base_array_layer = 1;
+                view.array_layer_count = 1;
+            }
+            for aniso in [1, 4, 16] {
+                let sampler = Sampler::new(SamplerDesc {
+                    address_mode_u: AddressMode::Repeat,
+                    address_mode_v: AddressMode::MirrorRepeat,
+                    max_anisotropy: aniso,
+                    ..SamplerDesc::trilinear()
+                })
+                .unwrap();
+                let quads: Vec<Quad> = (0..64)
+                    .map(|i| {
+                        let r = next();
+                        let spread = [0.0, 1e-3, 0.03, 0.3, 4.0][r as usize % 5];
+                        let base = match i % 9 {
+                            0 => [1e7, unit_f(next())],
+                            1 => [f32::NAN, 0.5],
+                            _ => [unit_f(next()) * 3.0 - 1.0, unit_f(next()) * 3.0 - 1.0],
+                        };
+                        let (dx, dy) = (
+                            [unit_f(next()) - 0.5, unit_f(next()) - 0.5],
+                            [(unit_f(next()) - 0.5) * 0.2, unit_f(next()) - 0.5],
+                        );
+                        let c: [[f32; 2]; 4] = std::array::from_fn(|l| {
+                            let (x, y) = ((l & 1) as f32, (l >> 1) as f32);
+                            [
+                                base[0] + (dx[0] * x + dy[0] * y) * spread,
+                                base[1] + (dx[1] * x + dy[1] * y) * spread,
+                            ]
+                        });
+                        let offset = if i % 13 == 0 {
+                            [(1 << 24) + 1, 0, 0]
+                        } else {
+                            [(r >> 4) as i32 % 5 - 2, (r >> 8) as i32 % 3 - 1, 0]
+                        };
+                        Quad::uv(c)
+                            .with_offset(offset)
+                            .with_lanes((r >> 12) as u8 % 16)
+                            .with_array_index(std::array::from_fn(|l| {
+                                if r >> 16 & 3 == 0 { l as i32 } else { 1 }
+                            }))
+                    })
+                    .collect();
+                let sample = |lod: Lod| {
+                    let mut unit = TextureUnit::default();
+                    let mut out = vec![[[0.0f32; 4]; 4]; quads.len()];
+                    let run = QuadRun {
+                        quads: &quads,
+                        lods: &[lod],
+                        depth_refs: None,
+                    };
+                    unit.sample_run(&tex, &view, &sampler, &run, &mut out)
+                        .unwrap();
+                    (out, unit.stats())
+                };
+                let (got, got_stats) = sample(Lod::Implicit);
+                let (want, want_stats) = sample(Lod::Bias([0.0; 4]));
+                let bits = |v: &[[[f32; 4]; 4]]| -> Vec<[[u32; 4]; 4]> {
+                    v.iter()
+                        .map(|q| {
+                            q.map(|l| l.map(|c| if c.is_nan() { u32::MAX } else { c.to_bits() }))
+                        })
+                        .collect()
+                };
+                let case = format!("{format:?}, array {array}, anisotropy {aniso}");
+                assert_eq!(bits(&got), bits(&want), "{case}");
+                assert_eq!(got_stats, want_stats, "{case}");
+                implicit_total += quads.len();
+                refused += quads
+                    .iter()
+                    .filter(|q| q.coords[0][0].is_nan() || q.offset[0] > 1 << 24)
+                    .count();
+            }
+        }
+    }
+    assert!(
+        implicit_total == 768 && refused > 100,
+        "{implicit_total} {refused}"
+    );
+}
+
 /// A sampler filtering bilinearly on one level (no mips), clamping to the edge.
 fn bilinear() -> Sampler {
     Sampler::new(SamplerDesc {
