@@ -6,7 +6,9 @@
 //! per-lane bias or layer, or explicit per-lane LODs and gradients; such quads take the
 //! per-lane path. A run of quads with implicit LOD (a fragment shader's `textureSample`)
 //! finds each quad's one LOD once, not lane by lane, and needs no agreement check but the
-//! layer's ([`sample_implicit_run`]).
+//! layer's ([`sample_implicit_run`]). On a CPU with AVX2, a quad of at most two probes a
+//! level — one group of slots a level, the commonest quad — takes the three passes in one
+//! function of its own that keeps each level's values in registers (`one_group`).
 //!
 //! 1. **Footprints.** For each level the quad samples (one, or two for trilinear), every
 //!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its two texel
@@ -33,6 +35,11 @@
 //! whole quad back to the per-lane path before anything is fetched.
 
 use super::*;
+
+#[cfg(target_arch = "x86_64")]
+mod one_group;
+#[cfg(target_arch = "x86_64")]
+use one_group::OneGroup;
 
 /// Slots one level of a quad can take: four lanes, up to [`TABLED_PROBES`] probes each.
 const SLOTS: usize = 4 * TABLED_PROBES;
@@ -292,6 +299,34 @@ fn quad_levels<'t, const FINITE: bool>(
     let d = sampler.desc();
     let modes = [d.address_mode_u, d.address_mode_v];
     let offset = [quad.offset[0], quad.offset[1]];
+    // Every probe of a level has the same weight.
+    let weights = levels.map(|(_, w)| w / n as f32);
+    #[cfg(target_arch = "x86_64")]
+    if n <= 2 && crate::cpu::wide() {
+        // One group of slots a level: the commonest quad, in one pass of its own.
+        let mut sizes_i = [[0i32; 2]; 2];
+        for (j, size) in sizes[..count].iter().enumerate() {
+            if size.iter().any(|&s| s > i32::MAX as u32) {
+                return None;
+            }
+            sizes_i[j] = size.map(|s| s as i32);
+        }
+        let q = OneGroup {
+            surfaces: &surfaces,
+            sizes: sizes_i,
+            count,
+            c0,
+            axis,
+            t: [row[0], row[1]],
+            offset,
+            modes,
+            active,
+            n,
+            weights,
+        };
+        // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
+        return unsafe { one_group::one_group_avx2::<FINITE>(&mut unit.cache, slots, &q) };
+    }
     let mut refused = false;
     let mut boxes = [TexelBox::EMPTY; 2];
     for (j, size) in sizes[..count].iter().enumerate() {
@@ -322,8 +357,6 @@ fn quad_levels<'t, const FINITE: bool>(
     // Passes 2 and 3: tags, fetch and filter.
     let cache = &mut unit.cache;
     cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
-    // Every probe of a level has the same weight.
-    let weights = levels.map(|(_, w)| w / n as f32);
     let mut pass = Pass2 {
         surfaces: &surfaces,
         boxes: &boxes,

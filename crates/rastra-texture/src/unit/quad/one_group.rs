@@ -1,0 +1,358 @@
+//! The quad path's commonest quad (T4 steps 3–6, the [`super`] passes) in AVX2: at most two
+//! probes a level, so each level's slots — probe k of lane l, slot 4k + l — are one group of
+//! eight, one 256-bit vector per value. Its footprints, box, line grid, codes and line bits
+//! stay in registers from the first pass to the filter, where the general passes keep them
+//! in the slot arrays between loops. The same operations in the same order as the general
+//! passes ([`short_axis`], [`LevelSlots::footprints`], [`LevelSlots::grid`],
+//! [`LevelSlots::filter`], the lane sums), so the same accesses, statistics and bits.
+
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// A quad of at most two probes a level: its levels (`count` of them) with their sizes,
+/// the lanes' positions (per axis, lane by lane), the probes' axis and offsets along it
+/// (`t`: probe 0's, probe 1's), the texel offset and address modes, the lanes that want
+/// results, the probes and each level's weight per probe.
+pub(super) struct OneGroup<'p, 't> {
+    pub surfaces: &'p [Surface<'t>; 2],
+    pub sizes: [[i32; 2]; 2],
+    pub count: usize,
+    pub c0: [[f32; 4]; 2],
+    pub axis: [f32; 2],
+    pub t: [f32; 2],
+    pub offset: [i32; 2],
+    pub modes: [AddressMode; 2],
+    pub active: u8,
+    pub n: usize,
+    pub weights: [f32; 2],
+}
+
+/// One axis of eight slots' footprints: the two texels, the fraction and which slots are
+/// the short case.
+struct Axis {
+    first: __m256i,
+    second: __m256i,
+    frac: __m256,
+    taken: __m256i,
+}
+
+/// The three passes for `q`: the four results, or `None` (nothing fetched, nothing
+/// counted) when a used slot's footprint is not the short case.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA ([`crate::cpu::wide`]).
+#[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
+#[inline(never)]
+pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
+    cache: &mut TexelCache,
+    slots: &mut QuadSlots,
+    q: &OneGroup,
+) -> Option<[[f32; 4]; 4]> {
+    let (n, count, active) = (q.n.clamp(1, 2), q.count.clamp(1, 2), q.active);
+    let used = used_slots(active, 0, n);
+    let on = slot_mask_vector(used);
+    // Pass 1: every level's footprints before any fetch (a refused quad fetches nothing).
+    // Slot k's probe offset is probe k / 4's, its position lane k % 4's.
+    let tk = _mm256_set_m128(_mm_set1_ps(q.t[1]), _mm_set1_ps(q.t[0]));
+    let mut axes: [[Option<Axis>; 2]; 2] = Default::default();
+    let mut taken = on;
+    for (j, level) in axes.iter_mut().enumerate().take(count) {
+        for (a, out) in level.iter_mut().enumerate() {
+            // SAFETY: four floats.
+            let c = unsafe { _mm_loadu_ps(q.c0[a].as_ptr()) };
+            let c = _mm256_set_m128(c, c);
+            let x = _mm256_add_ps(c, _mm256_mul_ps(tk, _mm256_set1_ps(q.axis[a])));
+            let axis = short_axis8(x, q.sizes[j][a], q.offset[a], q.modes[a]);
+            taken = _mm256_and_si256(taken, axis.taken);
+            *out = Some(axis);
+        }
+    }
+    // (A used slot not taken: its bit of `on` is set, of `taken` clear.)
+    if _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_xor_si256(taken, on))) != 0 {
+        return None;
+    }
+    cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
+    let lt = cache.line_texels();
+    let staged = &mut slots.staged;
+    if staged.len() != GRID_LINES * lt {
+        *staged = vec![[0; 4]; GRID_LINES * lt];
+    }
+    // Passes 2 and 3, level by level: each slot's weighted sum of its four taps.
+    let mut v = [[[0.0f32; 4]; GROUP]; 2];
+    for (j, axes) in axes.iter().enumerate().take(count) {
+        let (Some(x), Some(y)) = (&axes[0], &axes[1]) else {
+            continue;
+        };
+        // `LevelSlots::footprints`' weights: (1 − f, f) per axis, x fastest.
+        let one = _mm256_set1_ps(1.0);
+        let (wx0, wy0) = (_mm256_sub_ps(one, x.frac), _mm256_sub_ps(one, y.frac));
+        let w = [
+            _mm256_mul_ps(wx0, wy0),
+            _mm256_mul_ps(x.frac, wy0),
+            _mm256_mul_ps(wx0, y.frac),
+            _mm256_mul_ps(x.frac, y.frac),
+        ];
+        let mut weights = [[0.0f32; GROUP]; 4];
+        for (out, w) in weights.iter_mut().zip(&w) {
+            // SAFETY: eight floats.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), *w) };
+        }
+        let surface = &q.surfaces[j];
+        match grid8(x, y, on, surface, staged.len()) {
+            Some((grid, codes)) => {
+                cache.access_grid(surface, &grid, staged);
+                let base = staged.as_ptr();
+                for (k, v) in v[j].iter_mut().enumerate() {
+                    // SAFETY: `grid8` masks every code with the staging buffer's length (a
+                    // power of two) less one, times a texel's 16 bytes.
+                    let tap = |t: usize| unsafe { *base.byte_add(codes[t][k] as usize) };
+                    let vals = [tap(0), tap(1), tap(2), tap(3)];
+                    let wk = [weights[0][k], weights[1][k], weights[2][k], weights[3][k]];
+                    *v = weighted_sum::<FINITE>(wk, &vals);
+                }
+            }
+            None => {
+                // Past the grid: the general passes' slot-by-slot fetch, from the slots.
+                let l = &mut slots.levels[j];
+                let store = |out: &mut [u32; SLOTS], v: __m256i| {
+                    // SAFETY: the slot arrays hold at least a group.
+                    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+                };
+                store(&mut l.tx[0], x.first);
+                store(&mut l.tx[1], x.second);
+                store(&mut l.ty[0], y.first);
+                store(&mut l.ty[1], y.second);
+                for (t, wt) in weights.iter().enumerate() {
+                    l.w[t][..GROUP].copy_from_slice(wt);
+                }
+                l.fetch_each::<FINITE>(cache, surface, n, active);
+                v[j].copy_from_slice(&l.v[..GROUP]);
+            }
+        }
+    }
+    let mut out = [[0.0f32; 4]; 4];
+    if count == 1 && n == 1 {
+        // As the general passes: one probe on one level is a lane's whole result.
+        for (lane, result) in out.iter_mut().enumerate() {
+            if active >> lane & 1 != 0 {
+                *result = v[0][lane];
+            }
+        }
+        return Some(out);
+    }
+    // Each lane's sum in the per-lane path's order (level, then probe), a lane's four
+    // channels in one register.
+    let mut acc = [_mm_setzero_ps(); 4];
+    for (j, v) in v.iter().enumerate().take(count) {
+        let weight = _mm_set1_ps(q.weights[j]);
+        for k in 0..n {
+            for (lane, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: a slot's four channels.
+                let value = unsafe { _mm_loadu_ps(v[4 * k + lane].as_ptr()) };
+                let term = _mm_mul_ps(weight, value);
+                *acc = _mm_add_ps(*acc, term);
+            }
+        }
+    }
+    for (lane, result) in out.iter_mut().enumerate() {
+        if active >> lane & 1 != 0 {
+            // SAFETY: a lane's four channels.
+            unsafe { _mm_storeu_ps(result.as_mut_ptr(), acc[lane]) };
+        }
+    }
+    Some(out)
+}
+
+/// `used` (bit k: slot k) as a vector of lane masks: all ones for a used slot.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn slot_mask_vector(used: u32) -> __m256i {
+    let bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(used as i32), bits), bits)
+}
+
+/// [`short_axis`] for eight texel coordinates `x` (normalised) on an axis of `size` texels
+/// with texel offset `offset` and address mode `mode`: the same operations lane by lane.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn short_axis8(x: __m256, size: i32, offset: i32, mode: AddressMode) -> Axis {
+    let (repeats, clamps) = (
+        mode == AddressMode::Repeat,
+        mode == AddressMode::ClampToEdge,
+    );
+    let last = size - 1;
+    let wraps = repeats & ((size & last) == 0);
+    let bits = _mm256_set1_epi32(if wraps { last } else { -1 });
+    let (lo, hi) = if clamps {
+        (0, last)
+    } else {
+        (i32::MIN, i32::MAX)
+    };
+    let any = wraps | clamps;
+    let sign = _mm256_set1_ps(-0.0);
+    let u = _mm256_sub_ps(
+        _mm256_mul_ps(x, _mm256_set1_ps(size as f32)),
+        _mm256_set1_ps(0.5),
+    );
+    // |u| < 2²³ (false for NaN); elsewhere u is taken as 0, so the conversion is in range.
+    let fast = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_andnot_ps(sign, u), _mm256_set1_ps(8_388_608.0));
+    let u = _mm256_and_ps(u, fast);
+    let t = _mm256_cvttps_epi32(u);
+    let tf = _mm256_cvtepi32_ps(t);
+    // `down` as a mask (all ones where the truncation rounded up).
+    let down = _mm256_cmp_ps::<_CMP_GT_OQ>(tf, u);
+    let fl = _mm256_sub_ps(tf, _mm256_and_ps(down, _mm256_set1_ps(1.0)));
+    let fl = _mm256_or_ps(_mm256_andnot_ps(sign, fl), _mm256_and_ps(sign, u));
+    let i0 = _mm256_add_epi32(
+        _mm256_add_epi32(t, _mm256_castps_si256(down)),
+        _mm256_set1_epi32(offset),
+    );
+    let fast = _mm256_castps_si256(fast);
+    let taken = if any {
+        fast
+    } else {
+        // 0 ≤ i0 < last.
+        let inside = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_setzero_si256(), i0),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(last), i0),
+        );
+        _mm256_and_si256(fast, inside)
+    };
+    let (lo, hi) = (_mm256_set1_epi32(lo), _mm256_set1_epi32(hi));
+    let texel = |i: __m256i| _mm256_min_epi32(_mm256_max_epi32(_mm256_and_si256(i, bits), lo), hi);
+    Axis {
+        first: texel(i0),
+        second: texel(_mm256_add_epi32(i0, _mm256_set1_epi32(1))),
+        frac: _mm256_sub_ps(u, fl),
+        taken,
+    }
+}
+
+/// [`LevelSlots::grid`] for one group: the level's line grid on `surface` around the used
+/// slots' (`on`) texels with the lines their taps touch marked, and each tap's code (tap t
+/// of slot k at `[t][k]`); `None` when the box spans more than [`GRID_LINES`] lines.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn grid8(
+    x: &Axis,
+    y: &Axis,
+    on: __m256i,
+    surface: &Surface,
+    staged: usize,
+) -> Option<(LineGrid, [[u32; GROUP]; 4])> {
+    let [sx, sy] = surface.line_shifts();
+    assert!(staged.is_power_of_two() && staged <= 1 << 27);
+    let bytes = (staged as u32 - 1) << 4;
+    // The box: the used slots' least and greatest texels per axis.
+    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
+    let least = |a: &Axis| {
+        hmin(_mm256_min_epu32(
+            _mm256_or_si256(a.first, off),
+            _mm256_or_si256(a.second, off),
+        ))
+    };
+    let most = |a: &Axis| {
+        hmax(_mm256_max_epu32(
+            _mm256_and_si256(a.first, on),
+            _mm256_and_si256(a.second, on),
+        ))
+    };
+    let (x0, y0) = (least(x) >> sx, least(y) >> sy);
+    let (w, h) = (
+        (most(x) >> sx).wrapping_sub(x0).wrapping_add(1),
+        (most(y) >> sy).wrapping_sub(y0).wrapping_add(1),
+    );
+    if w == 0 || h == 0 || w as u64 * h as u64 > GRID_LINES as u64 {
+        return None;
+    }
+    let (shift_x, shift_y) = (_mm_cvtsi32_si128(sx as i32), _mm_cvtsi32_si128(sy as i32));
+    let (mx, my) = (
+        _mm256_set1_epi32(((1u32 << sx) - 1) as i32),
+        _mm256_set1_epi32(((1u32 << sy) - 1) as i32),
+    );
+    let column =
+        |t: __m256i| _mm256_sub_epi32(_mm256_srl_epi32(t, shift_x), _mm256_set1_epi32(x0 as i32));
+    let row = |t: __m256i| {
+        _mm256_mullo_epi32(
+            _mm256_sub_epi32(_mm256_srl_epi32(t, shift_y), _mm256_set1_epi32(y0 as i32)),
+            _mm256_set1_epi32(w as i32),
+        )
+    };
+    let (c0, c1) = (column(x.first), column(x.second));
+    let (r0, r1) = (row(y.first), row(y.second));
+    let (px0, px1) = (
+        _mm256_and_si256(x.first, mx),
+        _mm256_and_si256(x.second, mx),
+    );
+    let (py0, py1) = (
+        _mm256_sll_epi32(_mm256_and_si256(y.first, my), shift_x),
+        _mm256_sll_epi32(_mm256_and_si256(y.second, my), shift_x),
+    );
+    // Taps x fastest: (r0, c0), (r0, c1), (r1, c0), (r1, c1).
+    let g = [
+        _mm256_add_epi32(r0, c0),
+        _mm256_add_epi32(r0, c1),
+        _mm256_add_epi32(r1, c0),
+        _mm256_add_epi32(r1, c1),
+    ];
+    let places = [
+        _mm256_add_epi32(py0, px0),
+        _mm256_add_epi32(py0, px1),
+        _mm256_add_epi32(py1, px0),
+        _mm256_add_epi32(py1, px1),
+    ];
+    let shift = _mm_cvtsi32_si128((sx + sy) as i32);
+    let keep = _mm256_and_si256(_mm256_set1_epi32(bytes as i32), on);
+    let mut codes = [[0u32; GROUP]; 4];
+    // The lines' bits, four slots to a 64-bit vector: a used slot's taps' grid indices
+    // (below 64) as shifts of 1.
+    let (one, sixty_three) = (_mm256_set1_epi64x(1), _mm256_set1_epi32(63));
+    let (on_lo, on_hi) = (
+        _mm256_cvtepi32_epi64(_mm256_castsi256_si128(on)),
+        _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(on)),
+    );
+    let mut marks = _mm256_setzero_si256();
+    for t in 0..4 {
+        let code =
+            _mm256_slli_epi32::<4>(_mm256_or_si256(_mm256_sll_epi32(g[t], shift), places[t]));
+        // SAFETY: `codes[t]` holds eight words.
+        unsafe { _mm256_storeu_si256(codes[t].as_mut_ptr().cast(), _mm256_and_si256(code, keep)) };
+        let line = _mm256_and_si256(g[t], sixty_three);
+        let lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(line)));
+        let hi = _mm256_sllv_epi64(
+            one,
+            _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(line)),
+        );
+        marks = _mm256_or_si256(
+            marks,
+            _mm256_or_si256(_mm256_and_si256(lo, on_lo), _mm256_and_si256(hi, on_hi)),
+        );
+    }
+    let m = _mm_or_si128(
+        _mm256_castsi256_si128(marks),
+        _mm256_extracti128_si256::<1>(marks),
+    );
+    let mask = (_mm_cvtsi128_si64(m) | _mm_extract_epi64::<1>(m)) as u64;
+    Some((LineGrid { x0, y0, w, h, mask }, codes))
+}
+
+/// The least of eight unsigned words.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn hmin(v: __m256i) -> u32 {
+    let m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let m = _mm_min_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+    let m = _mm_min_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+    _mm_cvtsi128_si32(m) as u32
+}
+
+/// The greatest of eight unsigned words.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn hmax(v: __m256i) -> u32 {
+    let m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+    _mm_cvtsi128_si32(m) as u32
+}
