@@ -632,6 +632,12 @@ fn quad_path_equals_the_lane_path() {
                 0 => [unit_f(next()) * 4.0 - 2.0, unit_f(next()) * 4.0 - 2.0],
                 1 => [1e7 + unit_f(next()), unit_f(next())],
                 2 if r % 5 == 0 => [f32::NAN, unit_f(next())],
+                // A texel's centre on the base level: taps of weight zero (which must not
+                // turn an infinite texel into a NaN).
+                3 => [
+                    ((next() % size[0]) as f32 + 0.5) / size[0] as f32,
+                    ((next() % size[1]) as f32 + 0.5) / size[1] as f32,
+                ],
                 _ => [unit_f(next()), unit_f(next())],
             };
             let (dx, dy) = (

@@ -78,8 +78,15 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     if staged.len() != GRID_LINES * lt {
         *staged = vec![[0; 4]; GRID_LINES * lt];
     }
-    // Passes 2 and 3, level by level: each slot's weighted sum of its four taps.
-    let mut v = [[[0.0f32; 4]; GROUP]; 2];
+    // Passes 2 and 3, level by level: each slot's weighted sum of its four taps, two
+    // slots to a register (slot 2p in the low half, 2p + 1 in the high: pair p holds lanes
+    // 0 and 1 of a probe when p is even, 2 and 3 when odd), added to its lanes' sums as it
+    // is made — in the per-lane path's order (level, then probe) for each lane.
+    let single = count == 1 && n == 1;
+    // (Pairs of slots of the level's probes.)
+    let pairs = 2 * n;
+    let mut sums = [_mm256_setzero_ps(); 2];
+    let mut firsts = [_mm256_setzero_ps(); 2];
     for (j, axes) in axes.iter().enumerate().take(count) {
         let (Some(x), Some(y)) = (&axes[0], &axes[1]) else {
             continue;
@@ -93,23 +100,71 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
             _mm256_mul_ps(wx0, y.frac),
             _mm256_mul_ps(x.frac, y.frac),
         ];
-        let mut weights = [[0.0f32; GROUP]; 4];
-        for (out, w) in weights.iter_mut().zip(&w) {
-            // SAFETY: eight floats.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), *w) };
-        }
+        let weight = _mm256_set1_ps(q.weights[j]);
+        let mut add = |p: usize, value: __m256| {
+            if single {
+                firsts[p] = value;
+            } else {
+                sums[p % 2] = _mm256_add_ps(sums[p % 2], _mm256_mul_ps(weight, value));
+            }
+        };
         let surface = &q.surfaces[j];
-        match grid8(x, y, on, surface, staged.len()) {
-            Some((grid, codes)) => {
+        // (The codes in the slots' memory: a local array was copied word by word.)
+        let codes = &mut slots.levels[j].code;
+        match grid8(x, y, on, surface, staged.len(), codes) {
+            Some(grid) => {
                 cache.access_grid(surface, &grid, staged);
                 let base = staged.as_ptr();
-                for (k, v) in v[j].iter_mut().enumerate() {
-                    // SAFETY: `grid8` masks every code with the staging buffer's length (a
-                    // power of two) less one, times a texel's 16 bytes.
-                    let tap = |t: usize| unsafe { *base.byte_add(codes[t][k] as usize) };
-                    let vals = [tap(0), tap(1), tap(2), tap(3)];
-                    let wk = [weights[0][k], weights[1][k], weights[2][k], weights[3][k]];
-                    *v = weighted_sum::<FINITE>(wk, &vals);
+                // Pair p's weighted sums.
+                let pair = |p: usize| {
+                    // (Each tap's weights of the pair's two slots, four copies each.)
+                    let spread = _mm256_setr_epi32(
+                        2 * p as i32,
+                        2 * p as i32,
+                        2 * p as i32,
+                        2 * p as i32,
+                        2 * p as i32 + 1,
+                        2 * p as i32 + 1,
+                        2 * p as i32 + 1,
+                        2 * p as i32 + 1,
+                    );
+                    let mut sum = _mm256_setzero_ps();
+                    for (t, w) in w.iter().enumerate() {
+                        let [lo, hi] = [codes[t][2 * p], codes[t][2 * p + 1]];
+                        // SAFETY: `grid8` masks every code with the staging buffer's length
+                        // (a power of two) less one, times a texel's 16 bytes.
+                        let texels = unsafe {
+                            _mm256_loadu2_m128(
+                                base.byte_add(hi as usize).cast(),
+                                base.byte_add(lo as usize).cast(),
+                            )
+                        };
+                        let wt = _mm256_permutevar8x32_ps(*w, spread);
+                        let term = _mm256_mul_ps(wt, texels);
+                        // `weighted_sum`'s operations (an 8-bit unorm source's from its
+                        // first term; others masking taps of weight zero).
+                        sum = if FINITE {
+                            if t == 0 {
+                                term
+                            } else {
+                                _mm256_add_ps(sum, term)
+                            }
+                        } else {
+                            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(wt, _mm256_setzero_ps());
+                            _mm256_add_ps(sum, _mm256_and_ps(term, live))
+                        };
+                    }
+                    sum
+                };
+                // (Loops of a fixed length, unrolled.)
+                if n == 2 {
+                    for p in 0..4 {
+                        add(p, pair(p));
+                    }
+                } else {
+                    for p in 0..2 {
+                        add(p, pair(p));
+                    }
                 }
             }
             None => {
@@ -123,42 +178,32 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
                 store(&mut l.tx[1], x.second);
                 store(&mut l.ty[0], y.first);
                 store(&mut l.ty[1], y.second);
-                for (t, wt) in weights.iter().enumerate() {
-                    l.w[t][..GROUP].copy_from_slice(wt);
+                for (t, w) in w.iter().enumerate() {
+                    // SAFETY: the slot arrays hold at least a group.
+                    unsafe { _mm256_storeu_ps(l.w[t].as_mut_ptr(), *w) };
                 }
                 l.fetch_each::<FINITE>(cache, surface, n, active);
-                v[j].copy_from_slice(&l.v[..GROUP]);
+                for p in 0..pairs {
+                    // SAFETY: slots 2p and 2p + 1, eight floats.
+                    add(p, unsafe { _mm256_loadu_ps(l.v[2 * p..].as_ptr().cast()) });
+                }
             }
         }
+    }
+    // Pair 0 holds lanes 0 and 1, pair 1 lanes 2 and 3 (one probe on one level is a
+    // lane's whole result as it is, not 1 × it added to 0).
+    let results = if single { firsts } else { sums };
+    let mut all = [[0.0f32; 4]; 4];
+    // SAFETY: sixteen floats.
+    unsafe {
+        let all = all.as_mut_ptr().cast::<f32>();
+        _mm256_storeu_ps(all, results[0]);
+        _mm256_storeu_ps(all.add(8), results[1]);
     }
     let mut out = [[0.0f32; 4]; 4];
-    if count == 1 && n == 1 {
-        // As the general passes: one probe on one level is a lane's whole result.
-        for (lane, result) in out.iter_mut().enumerate() {
-            if active >> lane & 1 != 0 {
-                *result = v[0][lane];
-            }
-        }
-        return Some(out);
-    }
-    // Each lane's sum in the per-lane path's order (level, then probe), a lane's four
-    // channels in one register.
-    let mut acc = [_mm_setzero_ps(); 4];
-    for (j, v) in v.iter().enumerate().take(count) {
-        let weight = _mm_set1_ps(q.weights[j]);
-        for k in 0..n {
-            for (lane, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: a slot's four channels.
-                let value = unsafe { _mm_loadu_ps(v[4 * k + lane].as_ptr()) };
-                let term = _mm_mul_ps(weight, value);
-                *acc = _mm_add_ps(*acc, term);
-            }
-        }
-    }
     for (lane, result) in out.iter_mut().enumerate() {
         if active >> lane & 1 != 0 {
-            // SAFETY: a lane's four channels.
-            unsafe { _mm_storeu_ps(result.as_mut_ptr(), acc[lane]) };
+            *result = all[lane];
         }
     }
     Some(out)
@@ -231,7 +276,7 @@ fn short_axis8(x: __m256, size: i32, offset: i32, mode: AddressMode) -> Axis {
 
 /// [`LevelSlots::grid`] for one group: the level's line grid on `surface` around the used
 /// slots' (`on`) texels with the lines their taps touch marked, and each tap's code (tap t
-/// of slot k at `[t][k]`); `None` when the box spans more than [`GRID_LINES`] lines.
+/// of slot k to `codes[t][k]`); `None` when the box spans more than [`GRID_LINES`] lines.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn grid8(
@@ -240,7 +285,8 @@ fn grid8(
     on: __m256i,
     surface: &Surface,
     staged: usize,
-) -> Option<(LineGrid, [[u32; GROUP]; 4])> {
+    codes: &mut [[u32; SLOTS]; 4],
+) -> Option<LineGrid> {
     let [sx, sy] = surface.line_shifts();
     assert!(staged.is_power_of_two() && staged <= 1 << 27);
     let bytes = (staged as u32 - 1) << 4;
@@ -304,7 +350,6 @@ fn grid8(
     ];
     let shift = _mm_cvtsi32_si128((sx + sy) as i32);
     let keep = _mm256_and_si256(_mm256_set1_epi32(bytes as i32), on);
-    let mut codes = [[0u32; GROUP]; 4];
     // The lines' bits, four slots to a 64-bit vector: a used slot's taps' grid indices
     // (below 64) as shifts of 1.
     let (one, sixty_three) = (_mm256_set1_epi64x(1), _mm256_set1_epi32(63));
@@ -316,7 +361,7 @@ fn grid8(
     for t in 0..4 {
         let code =
             _mm256_slli_epi32::<4>(_mm256_or_si256(_mm256_sll_epi32(g[t], shift), places[t]));
-        // SAFETY: `codes[t]` holds eight words.
+        // SAFETY: `codes[t]` holds at least eight words.
         unsafe { _mm256_storeu_si256(codes[t].as_mut_ptr().cast(), _mm256_and_si256(code, keep)) };
         let line = _mm256_and_si256(g[t], sixty_three);
         let lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(line)));
@@ -334,7 +379,7 @@ fn grid8(
         _mm256_extracti128_si256::<1>(marks),
     );
     let mask = (_mm_cvtsi128_si64(m) | _mm_extract_epi64::<1>(m)) as u64;
-    Some((LineGrid { x0, y0, w, h, mask }, codes))
+    Some(LineGrid { x0, y0, w, h, mask })
 }
 
 /// The least of eight unsigned words.
