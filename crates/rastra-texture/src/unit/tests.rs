@@ -4,6 +4,16 @@
 use super::*;
 use crate::{AddressMode, BorderColor, SamplerDesc, TextureDesc, TextureFormat};
 
+/// A xorshift generator of 32-bit words from `seed` (not zero), for the tests' random cases.
+fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
+    move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    }
+}
+
 /// The tabled probe offsets are the formula's bits, for every probe count the table
 /// holds and beyond it.
 #[test]
@@ -79,13 +89,7 @@ fn linear_axis_equals_the_general_computation() {
         AddressMode::ClampToEdge,
         AddressMode::ClampToBorder,
     ];
-    let mut s = 0x2545_f491u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x2545_f491);
     let special = [
         0.0,
         -0.0,
@@ -164,13 +168,7 @@ fn bilinear_2d_equals_the_general_footprint() {
         AddressMode::ClampToBorder,
     ];
     let (mut fast, mut general) = (TextureUnit::default(), TextureUnit::default());
-    let mut s = 0x9e37_79b9u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x9e37_79b9);
     for i in 0..20_000 {
         let r = next();
         let sampler = Sampler::new(SamplerDesc {
@@ -246,13 +244,7 @@ fn bilinear_2d_equals_the_general_footprint() {
 /// past it; eight slots give what sixteen give in their first eight.
 #[test]
 fn probe_footprints_equal_the_probes_one_by_one() {
-    let mut s = 0x6a09_e667u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x6a09_e667);
     let modes = [
         AddressMode::Repeat,
         AddressMode::MirrorRepeat,
@@ -380,13 +372,8 @@ fn lanes_sampled_together_equal_lanes_alone() {
         ..SamplerDesc::trilinear()
     })
     .unwrap();
-    let mut s = 0x3c6e_f372u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
+    let mut words = xorshift(0x3c6e_f372);
+    let mut next = || (words() >> 8) as f32 / (1 << 24) as f32;
     let mut unit = TextureUnit::default();
     let mut mixed = 0;
     for i in 0..2_000 {
@@ -417,13 +404,7 @@ fn lanes_sampled_together_equal_lanes_alone() {
 /// of zero among others, texels of +0, large and tiny, sums that overflow.
 #[test]
 fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
-    let mut s = 0x510e_527fu32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x510e_527f);
     let texel_values = [0.0f32, 1.0, 0.5, 1e-30, 3e38, 0.2, 1.0 / 255.0];
     let weight_values = [0.0f32, 1.0, 0.25, 0.75, 1e-20, 0.5];
     for _ in 0..200_000 {
@@ -432,7 +413,7 @@ fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
         let texels: [[u32; 4]; 4] = std::array::from_fn(|_| {
             std::array::from_fn(|_| {
                 let r = next();
-                if r % 3 == 0 {
+                if r.is_multiple_of(3) {
                     // Any finite value not negative: the exponent field below all ones,
                     // the sign clear.
                     r >> 2 & 0x3f7f_ffff | (r & 1) << 30
@@ -452,13 +433,8 @@ fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
 /// anisotropy off and on, gradients of every size including none, infinite and NaN.
 #[test]
 fn four_lane_lods_equal_the_lane_path() {
-    let mut s = 0x1f83_d9abu32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
+    let mut words = xorshift(0x1f83_d9ab);
+    let mut next = || (words() >> 8) as f32 / (1 << 24) as f32;
     let descs = [
         TextureDesc {
             dimension: crate::TextureDimension::D1,
@@ -535,13 +511,7 @@ fn four_lane_lods_equal_the_lane_path() {
 /// probes a level takes a pass of its own).
 #[test]
 fn quad_path_equals_the_lane_path() {
-    let mut s = 0x9b05_688cu32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x9b05_688c);
     let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
     let modes = [
         AddressMode::Repeat,
@@ -564,31 +534,15 @@ fn quad_path_equals_the_lane_path() {
                 .with_layers(2),
         )
         .unwrap();
-        for level in 0..5 {
-            let [w, h, _] = tex.desc().mip_size(level);
-            for layer in 0..2 {
-                for y in 0..h {
-                    for x in 0..w {
-                        let r = next();
-                        let e = tex.element_mut(level, layer, x, y).unwrap();
-                        if format == TextureFormat::Rgba32Float {
-                            let v = match r % 50 {
-                                0 => f32::INFINITY,
-                                1 => f32::NAN,
-                                2 => -f32::INFINITY,
-                                _ => unit_f(r) * 4.0 - 1.0,
-                            };
-                            let vals = [v, unit_f(r.rotate_left(7)), -0.0, 1.0];
-                            for (c, v) in vals.iter().enumerate() {
-                                e[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
-                            }
-                        } else {
-                            e.copy_from_slice(&r.to_le_bytes());
-                        }
-                    }
-                }
-            }
-        }
+        fill_random(&mut tex, &mut next, |r| {
+            let v = match r % 50 {
+                0 => f32::INFINITY,
+                1 => f32::NAN,
+                2 => -f32::INFINITY,
+                _ => unit_f(r) * 4.0 - 1.0,
+            };
+            [v, unit_f(r.rotate_left(7)), -0.0, 1.0]
+        });
         let view = TextureView::whole(&tex).unwrap();
         let src = Source {
             texture: &tex,
@@ -631,7 +585,7 @@ fn quad_path_equals_the_lane_path() {
             let base = match i % 6 {
                 0 => [unit_f(next()) * 4.0 - 2.0, unit_f(next()) * 4.0 - 2.0],
                 1 => [1e7 + unit_f(next()), unit_f(next())],
-                2 if r % 5 == 0 => [f32::NAN, unit_f(next())],
+                2 if r.is_multiple_of(5) => [f32::NAN, unit_f(next())],
                 // A texel's centre on the base level: taps of weight zero (which must not
                 // turn an infinite texel into a NaN).
                 3 => [
@@ -755,38 +709,20 @@ fn quad_path_equals_the_lane_path() {
 /// 2²⁴, probes past the table).
 #[test]
 fn an_implicit_run_equals_the_general_path() {
-    let mut s = 0x3c6e_f372u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x3c6e_f372);
     let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
     let (mut implicit_total, mut refused) = (0usize, 0usize);
     for format in [TextureFormat::Rgba8UnormSrgb, TextureFormat::Rgba32Float] {
         let mut tex =
             Texture::new(TextureDesc::d2(64, 32, format).with_mips(6).with_layers(3)).unwrap();
-        for level in 0..6 {
-            let [w, h, _] = tex.desc().mip_size(level);
-            for layer in 0..3 {
-                for y in 0..h {
-                    for x in 0..w {
-                        let r = next();
-                        let e = tex.element_mut(level, layer, x, y).unwrap();
-                        if format == TextureFormat::Rgba32Float {
-                            let v = if r % 40 == 0 { f32::NAN } else { unit_f(r) };
-                            for (c, v) in [v, 0.5, unit_f(r.rotate_left(9)), 1.0].iter().enumerate()
-                            {
-                                e[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
-                            }
-                        } else {
-                            e.copy_from_slice(&r.to_le_bytes());
-                        }
-                    }
-                }
-            }
-        }
+        fill_random(&mut tex, &mut next, |r| {
+            let v = if r.is_multiple_of(40) {
+                f32::NAN
+            } else {
+                unit_f(r)
+            };
+            [v, 0.5, unit_f(r.rotate_left(9)), 1.0]
+        });
         for array in [false, true] {
             let mut view = TextureView::whole(&tex).unwrap();
             if !array {
@@ -871,6 +807,30 @@ fn an_implicit_run_equals_the_general_path() {
         implicit_total == 768 && refused > 100,
         "{implicit_total} {refused}"
     );
+}
+
+/// Fills every texel of every level and layer of `tex` from `next`: an `Rgba32Float`
+/// texel with `float` of a word, any other (four-byte) texel with the word's bytes.
+fn fill_random(tex: &mut Texture, next: &mut impl FnMut() -> u32, float: impl Fn(u32) -> [f32; 4]) {
+    let desc = *tex.desc();
+    for level in 0..desc.mip_level_count {
+        let [w, h, _] = desc.mip_size(level);
+        for layer in 0..desc.array_layers() {
+            for y in 0..h {
+                for x in 0..w {
+                    let r = next();
+                    let e = tex.element_mut(level, layer, x, y).unwrap();
+                    if desc.format == TextureFormat::Rgba32Float {
+                        for (c, v) in float(r).iter().enumerate() {
+                            e[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
+                        }
+                    } else {
+                        e.copy_from_slice(&r.to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A sampler filtering bilinearly on one level (no mips), clamping to the edge.
@@ -959,13 +919,7 @@ fn a_quad_past_the_grid_is_fetched_slot_by_slot() {
 fn a_run_of_quads_equals_its_quads_one_by_one() {
     let mut tex =
         Texture::new(TextureDesc::d2(32, 32, TextureFormat::Rgba8Unorm).with_mips(6)).unwrap();
-    let mut s = 0x6a09_e667u32;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
+    let mut next = xorshift(0x6a09_e667);
     for level in 0..6 {
         let [w, h, _] = tex.desc().mip_size(level);
         for y in 0..h {

@@ -2,8 +2,9 @@
 //! probes a level, so each level's slots — probe k of lane l, slot 4k + l — are one group of
 //! eight, one 256-bit vector per value. Its footprints, box, line grid, codes and line bits
 //! stay in registers from the first pass to the filter, where the general passes keep them
-//! in the slot arrays between loops. The same operations in the same order as the general
-//! passes ([`short_axis`], [`LevelSlots::footprints`], [`LevelSlots::grid`],
+//! in the slot arrays between loops; the filter takes two slots to a register and adds each
+//! slot's sum to its lane's result as it is made. The same operations in the same order as
+//! the general passes ([`short_axis`], [`LevelSlots::footprints`], [`LevelSlots::grid`],
 //! [`LevelSlots::filter`], the lane sums), so the same accesses, statistics and bits.
 
 use std::arch::x86_64::*;
@@ -293,13 +294,13 @@ fn grid8(
     // The box: the used slots' least and greatest texels per axis.
     let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
     let least = |a: &Axis| {
-        hmin(_mm256_min_epu32(
+        reduce::<false>(_mm256_min_epu32(
             _mm256_or_si256(a.first, off),
             _mm256_or_si256(a.second, off),
         ))
     };
     let most = |a: &Axis| {
-        hmax(_mm256_max_epu32(
+        reduce::<true>(_mm256_max_epu32(
             _mm256_and_si256(a.first, on),
             _mm256_and_si256(a.second, on),
         ))
@@ -382,22 +383,19 @@ fn grid8(
     Some(LineGrid { x0, y0, w, h, mask })
 }
 
-/// The least of eight unsigned words.
+/// The least (`MAX` false) or greatest (`MAX` true) of eight unsigned words.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn hmin(v: __m256i) -> u32 {
-    let m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-    let m = _mm_min_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
-    let m = _mm_min_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
-    _mm_cvtsi128_si32(m) as u32
-}
-
-/// The greatest of eight unsigned words.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn hmax(v: __m256i) -> u32 {
-    let m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
-    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+fn reduce<const MAX: bool>(v: __m256i) -> u32 {
+    let pick = |a, b| {
+        if MAX {
+            _mm_max_epu32(a, b)
+        } else {
+            _mm_min_epu32(a, b)
+        }
+    };
+    let m = pick(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let m = pick(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+    let m = pick(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
     _mm_cvtsi128_si32(m) as u32
 }
