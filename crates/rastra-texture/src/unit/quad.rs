@@ -249,8 +249,9 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
 }
 
 /// The quad path for a quad whose lanes that want results (`quad.lanes`, at least one)
-/// share `lod` and `slice`, from `src` (its cache index memoised in `source`): the four results, or `None` (before any texel is fetched) when
-/// a footprint is not the short case or the probes are more than the slots hold.
+/// share `lod` and `slice`, from `src` (its cache index memoised in `source`): the four
+/// results, or `None` (before any texel is fetched) when a footprint is not the short case
+/// or the probes are more than the slots hold.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn quad_levels<'t, const FINITE: bool>(

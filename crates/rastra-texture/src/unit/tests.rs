@@ -506,9 +506,10 @@ fn four_lane_lods_equal_the_lane_path() {
 /// refuses (fetching nothing) exactly the quads it cannot take: unorm8 and
 /// float textures (infinite and NaN texels among the float ones), 2D arrays, odd and
 /// power-of-two sizes, every address mode, nearest and linear mips, anisotropy 1 to 16,
-/// lanes masked, LOD biases and explicit LODs (spread quads that overflow the grid), texel offsets, coordinates near and far from the level and
-/// non-finite ones; with and without the AVX2 versions (with them, a quad of at most two
-/// probes a level takes a pass of its own).
+/// lanes masked, LOD biases and explicit LODs (spread quads that overflow the grid), texel
+/// offsets, coordinates near and far from the level, at texel centres (taps of weight zero)
+/// and non-finite ones; with and without the AVX2 versions (with them, a quad of at most
+/// two probes a level takes a pass of its own).
 #[test]
 fn quad_path_equals_the_lane_path() {
     let mut next = xorshift(0x9b05_688c);
