@@ -218,7 +218,6 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
             probes,
             axis,
         };
-        let mut lods = [LaneLod::UNSAMPLED; 4];
         let first = active.trailing_zeros() as usize;
         let slice = lane_slice(view, quad.array_index[first]);
         let agree = flat
@@ -232,6 +231,8 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
             *result = v;
             continue;
         }
+        // Refused: lane by lane, the lanes that want results with the quad's LOD.
+        let mut lods = [LaneLod::UNSAMPLED; 4];
         for (l, d) in lods.iter_mut().enumerate() {
             if active >> l & 1 != 0 {
                 *d = lod;
@@ -296,7 +297,14 @@ fn quad_levels<'t, const FINITE: bool>(
         first_level
     };
     let surfaces = [first_level.0, second_level.0];
-    let sizes = [first_level.1, second_level.1];
+    // The sampled levels' sizes as the address stage takes them (below 2³¹).
+    let mut sizes = [[0i32; 2]; 2];
+    for (j, size) in [first_level.1, second_level.1][..count].iter().enumerate() {
+        if size.iter().any(|&s| s > i32::MAX as u32) {
+            return None;
+        }
+        sizes[j] = size.map(|s| s as i32);
+    }
     let d = sampler.desc();
     let modes = [d.address_mode_u, d.address_mode_v];
     let offset = [quad.offset[0], quad.offset[1]];
@@ -305,16 +313,9 @@ fn quad_levels<'t, const FINITE: bool>(
     #[cfg(target_arch = "x86_64")]
     if n <= 2 && crate::cpu::wide() {
         // One group of slots a level: the commonest quad, in one pass of its own.
-        let mut sizes_i = [[0i32; 2]; 2];
-        for (j, size) in sizes[..count].iter().enumerate() {
-            if size.iter().any(|&s| s > i32::MAX as u32) {
-                return None;
-            }
-            sizes_i[j] = size.map(|s| s as i32);
-        }
         let q = OneGroup {
             surfaces: &surfaces,
-            sizes: sizes_i,
+            sizes,
             count,
             c0,
             axis,
@@ -330,11 +331,7 @@ fn quad_levels<'t, const FINITE: bool>(
     }
     let mut refused = false;
     let mut boxes = [TexelBox::EMPTY; 2];
-    for (j, size) in sizes[..count].iter().enumerate() {
-        if size.iter().any(|&s| s > i32::MAX as u32) {
-            return None;
-        }
-        let size = size.map(|s| s as i32);
+    for (j, &size) in sizes[..count].iter().enumerate() {
         for g in 0..(4 * n).div_ceil(GROUP) {
             let base = g * GROUP;
             let t = [row[2 * g], row[2 * g + 1]];
