@@ -1003,6 +1003,59 @@ fn hierarchical_z_bounds_follow_the_blocks_a_draw_wrote() {
     }
 }
 
+/// Hi-Z bounds follow the depth a draw writes while it runs: in one draw, a near quad and
+/// then forty far quads behind it over the whole 16×16 target. The far quads the draw
+/// reaches before the tile's first refresh (after its 32nd triangle) are killed sample by
+/// sample by early Z; every later one is rejected block by block, before fine rasterization.
+/// The image is the near quad's either way.
+#[test]
+fn hierarchical_z_follows_the_depth_written_during_a_draw() {
+    let s = Setup::new();
+    let less = s.pipeline("fs", Some(depth_less()), None, 1);
+    let color = target(&s.device, 16, 16, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, 16, 16, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let mut vertices = quad(-1.0, -1.0, 1.0, 1.0, 0.3, [0.0, 1.0, 0.0, 1.0]);
+    for _ in 0..40 {
+        vertices.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0]));
+    }
+    let vb = s.vertex_buffer(&vertices);
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
+                view: &dv,
+                depth_ops: Some(Operations {
+                    load: LoadOp::Clear(1.0),
+                    store: StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+        pass.set_pipeline(&less);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..vertices.len() as u32 / 7, 0..1);
+    }
+    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    let d = s.queue.take_stats().total();
+    // Triangles 2..32 (fifteen far quads) are tested sample by sample: 15 × 256 killed.
+    // Triangles 32..82 (twenty-five far quads) reach blocks whose bounds are the near
+    // quad's depth: each triangle touches at least one of the four blocks, all rejected.
+    assert_eq!(d.early_z_killed, 15 * 256);
+    assert!(d.hiz_blocks_rejected >= 50, "{}", d.hiz_blocks_rejected);
+    assert_eq!(d.fragment_shader_invocations, 256);
+    // A whole-target quad is 72 quads of pixels: 64, and the 8 on its diagonal twice (both
+    // triangles cover some of their pixels). Only the near one and the first fifteen far
+    // ones are rasterized.
+    assert_eq!(d.quads_rasterized, 16 * 72);
+    let img = s.queue.read_texture(&color).unwrap();
+    for (x, y) in [(0, 0), (15, 0), (7, 8), (15, 15)] {
+        assert_eq!(pixel(&img, 16, x, y), [0, 255, 0, 255], "pixel ({x}, {y})");
+    }
+}
+
 #[test]
 fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
     // A depth texture written by an upload (never cleared) and then loaded by a pass: its
