@@ -270,6 +270,9 @@ fn runaway_shader_loses_the_device() {
         });
         pass.set_pipeline(&p);
         pass.draw(0..3, 0..1);
+        // A draw of many front-end chunks, every one of them running away: the first
+        // failure in chunk order is the one reported, whichever worker meets which first.
+        pass.draw(0..3 * 1024 * 24, 0..1);
     }
     let err = queue.submit([encoder.finish().unwrap()]).unwrap_err();
     assert!(
