@@ -469,27 +469,28 @@ fn block_coverage(
             // row per AVX2 instruction.
             let mut short = std::array::from_fn::<_, 3, _>(|i| {
                 let e = &tri.edges[i];
-                let [step_x, step_y] = steps.step[i];
                 let corner = e.eval(base_x + ox, base_y + oy) + e.bias;
                 let reach = corner.abs() + steps.spread[i];
-                (reach <= i32::MAX as Fixed).then_some([
-                    corner as i32,
-                    step_x as i32,
-                    step_y as i32,
-                ])
+                (reach <= i32::MAX as Fixed).then_some(corner as i32)
             });
-            if short.iter().any(Option::is_none) {
-                // A large triangle's: its edges accepting the whole block stand in as a
-                // constant inside value.
-                for (e, least) in short.iter_mut().zip(least) {
-                    if least >= 0 {
-                        *e = Some([0, 0, 0]);
-                    }
+            let down = steps.step.map(|[_, step_y]| step_y as i32);
+            if let [Some(c0), Some(c1), Some(c2)] = short {
+                // SAFETY: `wide()` is true only when the CPU has AVX2.
+                *mask =
+                    unsafe { block_signs3_avx2([c0, c1, c2], &steps.columns, down) } & rows_mask;
+                continue;
+            }
+            // A large triangle's: its edges accepting the whole block stand in as a
+            // constant inside value (zero everywhere).
+            let (mut columns, mut down) = (steps.columns, down);
+            for (i, least) in least.into_iter().enumerate() {
+                if least >= 0 {
+                    (short[i], columns[i], down[i]) = (Some(0), [0; 8], 0);
                 }
             }
-            if let [Some(e0), Some(e1), Some(e2)] = short {
+            if let [Some(c0), Some(c1), Some(c2)] = short {
                 // SAFETY: `wide()` is true only when the CPU has AVX2.
-                *mask = unsafe { block_signs3_avx2([e0, e1, e2]) } & rows_mask;
+                *mask = unsafe { block_signs3_avx2([c0, c1, c2], &columns, down) } & rows_mask;
                 continue;
             }
         }
@@ -535,6 +536,10 @@ struct FineSteps {
     step: [[Fixed; 2]; 3],
     spread: [Fixed; 3],
     wide: bool,
+    /// For the AVX2 test: per edge its change from column 0 to each column of a row
+    /// (`column · step_x`, in 32-bit lanes, wrapping: exact whenever the test uses them,
+    /// since it runs only when every value over the block fits i32).
+    columns: [[i32; 8]; 3],
 }
 
 impl FineSteps {
@@ -548,6 +553,7 @@ impl FineSteps {
             step,
             spread: step.map(|[x, y]| 7 * x.abs() + 7 * y.abs()),
             wide: cfg!(target_arch = "x86_64") && rastra_texture::cpu::wide(),
+            columns: step.map(|[x, _]| std::array::from_fn(|c| (x as i32).wrapping_mul(c as i32))),
         }
     }
 }
@@ -562,17 +568,17 @@ impl FineSteps {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn block_signs3_avx2(edges: [[i32; 3]; 3]) -> u64 {
+unsafe fn block_signs3_avx2(corners: [i32; 3], columns: &[[i32; 8]; 3], down: [i32; 3]) -> u64 {
     use std::arch::x86_64::*;
-    let columns = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    // Each edge's row 0, and its step down a row.
-    let mut rows = edges.map(|[corner, step_x, _]| {
-        _mm256_add_epi32(
-            _mm256_set1_epi32(corner),
-            _mm256_mullo_epi32(_mm256_set1_epi32(step_x), columns),
-        )
+    // Each edge's row 0 (its corner plus each column's change, made once per triangle:
+    // a multiply here was ten cycles' latency at the head of every block's chain), and its
+    // step down a row.
+    let mut rows: [__m256i; 3] = std::array::from_fn(|i| {
+        // SAFETY: `columns[i]` is 32 bytes (unaligned load).
+        let across = unsafe { _mm256_loadu_si256(columns[i].as_ptr().cast()) };
+        _mm256_add_epi32(_mm256_set1_epi32(corners[i]), across)
     });
-    let down = edges.map(|[_, _, step_y]| _mm256_set1_epi32(step_y));
+    let down = down.map(|step_y| _mm256_set1_epi32(step_y));
     // After the two packs a 128-bit half holds four rows' columns 0–3 (low half) or 4–7
     // (high half), one 32-bit group per row: this puts each row's groups together in order.
     let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -758,8 +764,11 @@ mod tests {
                     want |= (inside as u64) << (r * 8 + c);
                 }
             }
+            let columns =
+                edges.map(|[_, sx, _]| std::array::from_fn(|c| sx.wrapping_mul(c as i32)));
+            let down = edges.map(|[_, _, sy]| sy);
             // SAFETY: `wide()` said the CPU has AVX2.
-            let got = unsafe { block_signs3_avx2(edges) };
+            let got = unsafe { block_signs3_avx2(edges.map(|[c, _, _]| c), &columns, down) };
             assert_eq!(got, want, "case {i}: {edges:?}");
         }
     }
