@@ -1301,7 +1301,15 @@ fn footprint_lod(
         if ratio.is_nan() {
             1.0
         } else {
-            ratio.clamp(1.0, max_aniso)
+            // (`ratio.clamp(1.0, max_aniso)` written out, as in `clamp_lod`; neither is
+            // NaN, and max_aniso ≥ 1.)
+            if ratio < 1.0 {
+                1.0
+            } else if ratio > max_aniso {
+                max_aniso
+            } else {
+                ratio
+            }
         }
     } else {
         1.0
@@ -1341,13 +1349,21 @@ fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) -> [(u32, f32
     }
 }
 
-/// The sampler's LOD clamp; NaN takes lod_min.
+/// The sampler's LOD clamp; NaN takes lod_min. (Two compares and selects: `f32::clamp`,
+/// with its check of the bounds — validated when the sampler is made, lod_min ≤ lod_max —
+/// stayed a call of its own, once a quad; see also `lane_levels`.)
+#[inline]
 fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
     let d = sampler.desc();
-    if l.is_nan() {
-        d.lod_min_clamp
+    let l = if l >= d.lod_min_clamp {
+        l
     } else {
-        l.clamp(d.lod_min_clamp, d.lod_max_clamp)
+        d.lod_min_clamp
+    };
+    if l > d.lod_max_clamp {
+        d.lod_max_clamp
+    } else {
+        l
     }
 }
 
