@@ -48,9 +48,9 @@ pub const CHUNK_POSITIONS: u32 = 1024;
 /// Chunks handed to the workers at once: a fixed number, so budget exhaustion is decided
 /// the same way for any number of threads. The workers wait for each other at the end of
 /// every group, so groups are as long as a back-end run: a frame of many small draws (the
-/// model's 116, about 200 chunks) then has one or two such waits, not a dozen (measured:
-/// groups of 16 chunks against 64 on the model at two threads, 25.8 against 25.1 ms, six
-/// alternating runs).
+/// model's 116 draws, 196 chunks) then has one such wait, not thirteen (measured on the
+/// model at two threads, five and six alternating runs: groups of 16 chunks 25.8 ms,
+/// of 64 25.1 and 25.3, of 256 25.2).
 const GROUP_CHUNKS: usize = BACK_END_CHUNKS;
 
 /// Set-up triangles the front end accumulates before the back end runs, which bounds the

@@ -6,8 +6,10 @@
 //! tests its minimum. Which one a surface keeps is set by the first depth-tested draw after a
 //! clear; a draw testing in the other direction disables Hi-Z until the next clear, as
 //! hardware does. Bounds are recomputed exactly from the stored depths at the end of each
-//! draw that writes depth, tile by tile; during a draw they may be stale but stay
-//! conservative (a "less" draw only lowers depths, so an old maximum is still an upper bound).
+//! draw that writes depth, tile by tile, and during a draw that tests and writes depth for
+//! the blocks its triangles reached (every few dozen of a tile's triangles: `draw`); in
+//! between they may be stale but stay conservative (a "less" draw only lowers depths, so an
+//! old maximum is still an upper bound).
 //! Hi-Z never changes an image: it only skips work whose result is already known.
 
 use std::sync::Mutex;
