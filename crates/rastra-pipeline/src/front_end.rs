@@ -470,7 +470,7 @@ fn process_triangle(
         ClipDecision::Reject => counters.culled_frustum += 1,
         ClipDecision::Accept => {
             counters.clipping_primitives += 1;
-            let projected = s.map(|k| shaded.projected[k]);
+            let projected = s.map(|k| &shaded.projected[k]);
             let attrs = s.map(|k| shaded.attrs_of(k));
             emit_triangle(setup, projected, attrs, out, counters);
         }
@@ -485,7 +485,7 @@ fn process_triangle(
                 let idx = [0, i, i + 1];
                 let projected = idx.map(|k| setup.project(&poly.positions[k]));
                 let attrs = idx.map(|k| &poly.attrs[k * w..(k + 1) * w]);
-                emit_triangle(setup, projected, attrs, out, counters);
+                emit_triangle(setup, projected.each_ref(), attrs, out, counters);
             }
         }
     }
@@ -493,7 +493,7 @@ fn process_triangle(
 
 fn emit_triangle(
     setup: &SetupState,
-    projected: [Projected; 3],
+    projected: [&Projected; 3],
     attrs: [&[u32]; 3],
     out: &mut ChunkParts<'_>,
     counters: &mut Counters,
