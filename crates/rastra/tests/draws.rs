@@ -125,6 +125,30 @@ impl Setup {
             .unwrap()
     }
 
+    /// One pass (colour cleared to black, depth to 1.0) with one draw of `pipeline` over
+    /// `vertices` of `vb`, submitted.
+    fn draw_with_depth(
+        &self,
+        pipeline: &RenderPipeline,
+        vb: &Buffer,
+        vertices: std::ops::Range<u32>,
+        color: &TextureView,
+        depth: &TextureView,
+    ) {
+        let mut encoder = self.device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &clear_pass(color),
+                depth_stencil_attachment: cleared_depth(depth),
+                ..Default::default()
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_vertex_buffer(0, vb, 0, None);
+            pass.draw(vertices, 0..1);
+        }
+        self.queue.submit([encoder.finish().unwrap()]).unwrap();
+    }
+
     fn vertex_buffer(&self, v: &[f32]) -> Buffer {
         self.device
             .create_buffer_init(None, &bytes(v), BufferUsages::VERTEX)
@@ -135,6 +159,18 @@ impl Setup {
 fn pixel(data: &[u8], w: u32, x: u32, y: u32) -> [u8; 4] {
     let at = ((y * w + x) * 4) as usize;
     data[at..at + 4].try_into().unwrap()
+}
+
+/// A depth attachment cleared to 1.0 and stored, no stencil.
+fn cleared_depth(view: &TextureView) -> Option<RenderPassDepthStencilAttachment<'_>> {
+    Some(RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(Operations {
+            load: LoadOp::Clear(1.0),
+            store: StoreOp::Store,
+        }),
+        stencil_ops: None,
+    })
 }
 
 fn depth_less() -> DepthStencilState {
@@ -157,25 +193,7 @@ fn depth_test_keeps_the_nearest_whatever_the_order() {
     v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0])); // far, red
     v.extend(quad(-1.0, -1.0, 0.0, 1.0, 0.1, [0.0, 0.0, 1.0, 1.0])); // nearest, blue, left half
     let vb = s.vertex_buffer(&v);
-    let mut encoder = s.device.create_command_encoder();
-    {
-        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
-            color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
-                view: &dv,
-                depth_ops: Some(Operations {
-                    load: LoadOp::Clear(1.0),
-                    store: StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            ..Default::default()
-        });
-        pass.set_pipeline(&p);
-        pass.set_vertex_buffer(0, &vb, 0, None);
-        pass.draw(0..18, 0..1);
-    }
-    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    s.draw_with_depth(&p, &vb, 0..18, &cv, &dv);
     let img = s.queue.read_texture(&color).unwrap();
     assert_eq!(pixel(&img, 16, 12, 8), [0, 255, 0, 255]);
     assert_eq!(pixel(&img, 16, 3, 8), [0, 0, 255, 255]);
@@ -317,25 +335,7 @@ fn discard_keeps_the_old_colour_and_depth() {
     let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.2, [1.0, 1.0, 1.0, 1.0]); // discarded on the left
     v.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.5, [1.0, 0.0, 1.0, 1.0])); // behind: visible only where the first was discarded
     let vb = s.vertex_buffer(&v);
-    let mut encoder = s.device.create_command_encoder();
-    {
-        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
-            color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
-                view: &dv,
-                depth_ops: Some(Operations {
-                    load: LoadOp::Clear(1.0),
-                    store: StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            ..Default::default()
-        });
-        pass.set_pipeline(&p);
-        pass.set_vertex_buffer(0, &vb, 0, None);
-        pass.draw(0..12, 0..1);
-    }
-    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    s.draw_with_depth(&p, &vb, 0..12, &cv, &dv);
     let img = s.queue.read_texture(&color).unwrap();
     assert_eq!(pixel(&img, 16, 12, 3), [255, 255, 255, 255]);
     // Both quads discard on the left half, so the clear colour stays there.
@@ -376,23 +376,13 @@ fn occlusion_queries_count_the_samples_that_pass() {
             usage: BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC,
         })
         .unwrap();
-    let depth_attachment = |view| {
-        Some(RenderPassDepthStencilAttachment {
-            view,
-            depth_ops: Some(Operations {
-                load: LoadOp::Clear(1.0),
-                store: StoreOp::Store,
-            }),
-            stencil_ops: None,
-        })
-    };
     let (cv, dv) = (color.create_view(), depth.create_view());
     let (cv4, dv4) = (color4.create_view(), depth4.create_view());
     let mut encoder = s.device.create_command_encoder();
     {
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: depth_attachment(&dv),
+            depth_stencil_attachment: cleared_depth(&dv),
             occlusion_query_set: Some(&set),
             ..Default::default()
         });
@@ -414,7 +404,7 @@ fn occlusion_queries_count_the_samples_that_pass() {
     {
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             color_attachments: &clear_pass(&cv4),
-            depth_stencil_attachment: depth_attachment(&dv4),
+            depth_stencil_attachment: cleared_depth(&dv4),
             occlusion_query_set: Some(&set),
             ..Default::default()
         });
@@ -901,14 +891,7 @@ fn hierarchical_z_rejects_blocks_behind_earlier_draws_until_the_direction_flips(
     {
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
-                view: &dv,
-                depth_ops: Some(Operations {
-                    load: LoadOp::Clear(1.0),
-                    store: StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: cleared_depth(&dv),
             ..Default::default()
         });
         let mut draw = |p: &RenderPipeline, b: &Buffer| {
@@ -963,14 +946,7 @@ fn hierarchical_z_bounds_follow_the_blocks_a_draw_wrote() {
     {
         let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
             color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
-                view: &dv,
-                depth_ops: Some(Operations {
-                    load: LoadOp::Clear(1.0),
-                    store: StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: cleared_depth(&dv),
             ..Default::default()
         });
         for b in [&near, &far] {
@@ -1020,25 +996,7 @@ fn hierarchical_z_follows_the_depth_written_during_a_draw() {
         vertices.extend(quad(-1.0, -1.0, 1.0, 1.0, 0.7, [1.0, 0.0, 0.0, 1.0]));
     }
     let vb = s.vertex_buffer(&vertices);
-    let mut encoder = s.device.create_command_encoder();
-    {
-        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
-            color_attachments: &clear_pass(&cv),
-            depth_stencil_attachment: Some(RenderPassDepthStencilAttachment {
-                view: &dv,
-                depth_ops: Some(Operations {
-                    load: LoadOp::Clear(1.0),
-                    store: StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            ..Default::default()
-        });
-        pass.set_pipeline(&less);
-        pass.set_vertex_buffer(0, &vb, 0, None);
-        pass.draw(0..vertices.len() as u32 / 7, 0..1);
-    }
-    s.queue.submit([encoder.finish().unwrap()]).unwrap();
+    s.draw_with_depth(&less, &vb, 0..vertices.len() as u32 / 7, &cv, &dv);
     let d = s.queue.take_stats().total();
     // Triangles 2..32 (fifteen far quads) are tested sample by sample: 15 × 256 killed.
     // Triangles 32..82 (twenty-five far quads) reach blocks whose bounds are the near
