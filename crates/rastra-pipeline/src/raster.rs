@@ -473,16 +473,15 @@ fn block_coverage(
                 let reach = corner.abs() + steps.spread[i];
                 (reach <= i32::MAX as Fixed).then_some(corner as i32)
             });
-            let down = steps.step.map(|[_, step_y]| step_y as i32);
             if let [Some(c0), Some(c1), Some(c2)] = short {
                 // SAFETY: `wide()` is true only when the CPU has AVX2.
-                *mask =
-                    unsafe { block_signs3_avx2([c0, c1, c2], &steps.columns, down) } & rows_mask;
+                *mask = unsafe { block_signs3_avx2([c0, c1, c2], &steps.columns, steps.down) }
+                    & rows_mask;
                 continue;
             }
             // A large triangle's: its edges accepting the whole block stand in as a
             // constant inside value (zero everywhere).
-            let (mut columns, mut down) = (steps.columns, down);
+            let (mut columns, mut down) = (steps.columns, steps.down);
             for (i, least) in least.into_iter().enumerate() {
                 if least >= 0 {
                     (short[i], columns[i], down[i]) = (Some(0), [0; 8], 0);
@@ -540,6 +539,8 @@ struct FineSteps {
     /// (`column · step_x`, in 32-bit lanes, wrapping: exact whenever the test uses them,
     /// since it runs only when every value over the block fits i32).
     columns: [[i32; 8]; 3],
+    /// Per edge its step down a row in 32-bit lanes (likewise exact whenever used).
+    down: [i32; 3],
 }
 
 impl FineSteps {
@@ -554,6 +555,7 @@ impl FineSteps {
             spread: step.map(|[x, y]| 7 * x.abs() + 7 * y.abs()),
             wide: cfg!(target_arch = "x86_64") && rastra_texture::cpu::wide(),
             columns: step.map(|[x, _]| std::array::from_fn(|c| (x as i32).wrapping_mul(c as i32))),
+            down: step.map(|[_, y]| y as i32),
         }
     }
 }
