@@ -8,7 +8,8 @@
 //! finds each quad's one LOD once, not lane by lane, and needs no agreement check but the
 //! layer's ([`sample_implicit_run`]). On a CPU with AVX2, a quad of at most two probes a
 //! level — one group of slots a level, the commonest quad — takes the three passes in one
-//! function of its own that keeps each level's values in registers (`one_group`).
+//! function of its own that keeps each level's values in registers (`one_group`); other
+//! quads find their footprints there too, eight slots to a vector.
 //!
 //! 1. **Footprints.** For each level the quad samples (one, or two for trilinear), every
 //!    *slot* — probe k of lane l, slot 4k + l — gets its bilinear footprint: its two texel
@@ -310,47 +311,59 @@ fn quad_levels<'t, const FINITE: bool>(
     let offset = [quad.offset[0], quad.offset[1]];
     // Every probe of a level has the same weight.
     let weights = levels.map(|(_, w)| w / n as f32);
+    let mut boxes = [TexelBox::EMPTY; 2];
     #[cfg(target_arch = "x86_64")]
-    if n <= 2 && crate::cpu::wide() {
-        // One group of slots a level: the commonest quad, in one pass of its own.
+    let wide = crate::cpu::wide();
+    #[cfg(not(target_arch = "x86_64"))]
+    let wide = false;
+    #[cfg(target_arch = "x86_64")]
+    if wide {
         let q = OneGroup {
             surfaces: &surfaces,
             sizes,
             count,
             c0,
             axis,
-            t: [row[0], row[1]],
+            row,
             offset,
             modes,
             active,
             n,
             weights,
         };
-        // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
-        return unsafe { one_group::one_group_avx2::<FINITE>(&mut unit.cache, slots, &q) };
-    }
-    let mut refused = false;
-    let mut boxes = [TexelBox::EMPTY; 2];
-    for (j, &size) in sizes[..count].iter().enumerate() {
-        for g in 0..(4 * n).div_ceil(GROUP) {
-            let base = g * GROUP;
-            let t = [row[2 * g], row[2 * g + 1]];
-            let used = used_slots(active, base, n);
-            refused |= slots.levels[j].footprints(
-                base,
-                &c0,
-                axis,
-                t,
-                size,
-                offset,
-                modes,
-                used,
-                &mut boxes[j],
-            );
+        if n <= 2 {
+            // One group of slots a level: the commonest quad, in one pass of its own.
+            // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
+            return unsafe { one_group::one_group_avx2::<FINITE>(&mut unit.cache, slots, &q) };
+        }
+        // SAFETY: as above.
+        if unsafe { one_group::footprints_avx2(slots, &q, &mut boxes) } {
+            return None;
         }
     }
-    if refused {
-        return None;
+    if !wide {
+        let mut refused = false;
+        for (j, &size) in sizes[..count].iter().enumerate() {
+            for g in 0..(4 * n).div_ceil(GROUP) {
+                let base = g * GROUP;
+                let t = [row[2 * g], row[2 * g + 1]];
+                let used = used_slots(active, base, n);
+                refused |= slots.levels[j].footprints(
+                    base,
+                    &c0,
+                    axis,
+                    t,
+                    size,
+                    offset,
+                    modes,
+                    used,
+                    &mut boxes[j],
+                );
+            }
+        }
+        if refused {
+            return None;
+        }
     }
     // Passes 2 and 3: tags, fetch and filter.
     let cache = &mut unit.cache;
@@ -365,7 +378,7 @@ fn quad_levels<'t, const FINITE: bool>(
         active,
     };
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::wide() {
+    if wide {
         // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
         return Some(unsafe { fetch_and_filter_wide::<FINITE>(cache, &mut pass) });
     }

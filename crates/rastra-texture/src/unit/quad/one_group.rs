@@ -6,22 +6,24 @@
 //! slot's sum to its lane's result as it is made. The same operations in the same order as
 //! the general passes ([`short_axis`], [`LevelSlots::footprints`], [`LevelSlots::grid`],
 //! [`LevelSlots::filter`], the lane sums), so the same accesses, statistics and bits.
+//! A quad of more probes takes the general passes, its first (the footprints) in AVX2 here
+//! too (`footprints_avx2`).
 
 use std::arch::x86_64::*;
 
 use super::*;
 
-/// A quad of at most two probes a level: its levels (`count` of them) with their sizes,
-/// the lanes' positions (per axis, lane by lane), the probes' axis and offsets along it
-/// (`t`: probe 0's, probe 1's), the texel offset and address modes, the lanes that want
-/// results, the probes and each level's weight per probe.
+/// A quad for the AVX2 passes: its levels (`count` of them) with their sizes, the lanes'
+/// positions (per axis, lane by lane), the probes' axis and offsets along it (`row`, probe
+/// by probe), the texel offset and address modes, the lanes that want results, the probes
+/// and each level's weight per probe.
 pub(super) struct OneGroup<'p, 't> {
     pub surfaces: &'p [Surface<'t>; 2],
     pub sizes: [[i32; 2]; 2],
     pub count: usize,
     pub c0: [[f32; 4]; 2],
     pub axis: [f32; 2],
-    pub t: [f32; 2],
+    pub row: &'p [f32; TABLED_PROBES],
     pub offset: [i32; 2],
     pub modes: [AddressMode; 2],
     pub active: u8,
@@ -54,17 +56,11 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     let used = used_slots(active, 0, n);
     let on = slot_mask_vector(used);
     // Pass 1: every level's footprints before any fetch (a refused quad fetches nothing).
-    // Slot k's probe offset is probe k / 4's, its position lane k % 4's.
-    let tk = _mm256_set_m128(_mm_set1_ps(q.t[1]), _mm_set1_ps(q.t[0]));
     let mut axes: [[Option<Axis>; 2]; 2] = Default::default();
     let mut taken = on;
     for (j, level) in axes.iter_mut().enumerate().take(count) {
         for (a, out) in level.iter_mut().enumerate() {
-            // SAFETY: four floats.
-            let c = unsafe { _mm_loadu_ps(q.c0[a].as_ptr()) };
-            let c = _mm256_set_m128(c, c);
-            let x = _mm256_add_ps(c, _mm256_mul_ps(tk, _mm256_set1_ps(q.axis[a])));
-            let axis = short_axis8(x, q.sizes[j][a], q.offset[a], q.modes[a]);
+            let axis = group_axis8(q, 0, j, a);
             taken = _mm256_and_si256(taken, axis.taken);
             *out = Some(axis);
         }
@@ -92,15 +88,7 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
         let (Some(x), Some(y)) = (&axes[0], &axes[1]) else {
             continue;
         };
-        // `LevelSlots::footprints`' weights: (1 − f, f) per axis, x fastest.
-        let one = _mm256_set1_ps(1.0);
-        let (wx0, wy0) = (_mm256_sub_ps(one, x.frac), _mm256_sub_ps(one, y.frac));
-        let w = [
-            _mm256_mul_ps(wx0, wy0),
-            _mm256_mul_ps(x.frac, wy0),
-            _mm256_mul_ps(wx0, y.frac),
-            _mm256_mul_ps(x.frac, y.frac),
-        ];
+        let w = tap_weights(x, y);
         let weight = _mm256_set1_ps(q.weights[j]);
         let mut add = |p: usize, value: __m256| {
             if single {
@@ -208,6 +196,108 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
         }
     }
     Some(out)
+}
+
+/// Pass 1 of the general passes for a quad of any number of probes (at most
+/// [`TABLED_PROBES`]): [`LevelSlots::footprints`] for every group of every level, the
+/// footprints and weights stored to the slot arrays and the used slots' texels added to
+/// `boxes`. Returns whether a used slot's footprint is not the short case.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA ([`crate::cpu::wide`]).
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+pub(super) unsafe fn footprints_avx2(
+    slots: &mut QuadSlots,
+    q: &OneGroup,
+    boxes: &mut [TexelBox; 2],
+) -> bool {
+    let (n, count) = (q.n.clamp(1, TABLED_PROBES), q.count.clamp(1, 2));
+    let groups = (4 * n).div_ceil(GROUP);
+    let mut refused = _mm256_setzero_si256();
+    for (j, (l, bounds)) in slots.levels.iter_mut().zip(boxes).enumerate().take(count) {
+        // SAFETY: eight words each.
+        let load = |v: &[u32; GROUP]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
+        let (mut lo_x, mut lo_y) = (load(&bounds.lo[0]), load(&bounds.lo[1]));
+        let (mut hi_x, mut hi_y) = (load(&bounds.hi[0]), load(&bounds.hi[1]));
+        for g in 0..groups {
+            let base = g * GROUP;
+            let on = slot_mask_vector(used_slots(q.active, base, n));
+            let (x, y) = (group_axis8(q, g, j, 0), group_axis8(q, g, j, 1));
+            refused = _mm256_or_si256(
+                refused,
+                _mm256_andnot_si256(_mm256_and_si256(x.taken, y.taken), on),
+            );
+            (lo_x, hi_x) = widen_box(lo_x, hi_x, &x, on);
+            (lo_y, hi_y) = widen_box(lo_y, hi_y, &y, on);
+            let store = |out: &mut [u32; SLOTS], v: __m256i| {
+                // SAFETY: eight words from a group's start inside the slot arrays.
+                unsafe { _mm256_storeu_si256(out[base..base + GROUP].as_mut_ptr().cast(), v) }
+            };
+            store(&mut l.tx[0], x.first);
+            store(&mut l.tx[1], x.second);
+            store(&mut l.ty[0], y.first);
+            store(&mut l.ty[1], y.second);
+            for (t, w) in tap_weights(&x, &y).into_iter().enumerate() {
+                // SAFETY: as above.
+                unsafe { _mm256_storeu_ps(l.w[t][base..base + GROUP].as_mut_ptr(), w) };
+            }
+        }
+        let store = |out: &mut [u32; GROUP], v: __m256i| {
+            // SAFETY: eight words.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+        };
+        store(&mut bounds.lo[0], lo_x);
+        store(&mut bounds.lo[1], lo_y);
+        store(&mut bounds.hi[0], hi_x);
+        store(&mut bounds.hi[1], hi_y);
+    }
+    _mm256_movemask_ps(_mm256_castsi256_ps(refused)) != 0
+}
+
+/// The box `lo`..`hi` (one axis, slot by slot of a group) widened to the texels of `axis`
+/// in the used slots (`on`).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn widen_box(lo: __m256i, hi: __m256i, axis: &Axis, on: __m256i) -> (__m256i, __m256i) {
+    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
+    let least = _mm256_min_epu32(
+        _mm256_or_si256(axis.first, off),
+        _mm256_or_si256(axis.second, off),
+    );
+    let most = _mm256_max_epu32(
+        _mm256_and_si256(axis.first, on),
+        _mm256_and_si256(axis.second, on),
+    );
+    (_mm256_min_epu32(lo, least), _mm256_max_epu32(hi, most))
+}
+
+/// Axis `a` on level `j` of the eight slots of group `g`: slot k's probe offset is probe
+/// 2g + k / 4's, its position lane k % 4's.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn group_axis8(q: &OneGroup, g: usize, j: usize, a: usize) -> Axis {
+    let probe = |k: usize| q.row[k.min(TABLED_PROBES - 1)];
+    let tk = _mm256_set_m128(_mm_set1_ps(probe(2 * g + 1)), _mm_set1_ps(probe(2 * g)));
+    // SAFETY: four floats.
+    let c = unsafe { _mm_loadu_ps(q.c0[a].as_ptr()) };
+    let c = _mm256_set_m128(c, c);
+    let x = _mm256_add_ps(c, _mm256_mul_ps(tk, _mm256_set1_ps(q.axis[a])));
+    short_axis8(x, q.sizes[j][a], q.offset[a], q.modes[a])
+}
+
+/// `LevelSlots::footprints`' weights of eight slots: (1 − f, f) per axis, x fastest.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn tap_weights(x: &Axis, y: &Axis) -> [__m256; 4] {
+    let one = _mm256_set1_ps(1.0);
+    let (wx0, wy0) = (_mm256_sub_ps(one, x.frac), _mm256_sub_ps(one, y.frac));
+    [
+        _mm256_mul_ps(wx0, wy0),
+        _mm256_mul_ps(x.frac, wy0),
+        _mm256_mul_ps(wx0, y.frac),
+        _mm256_mul_ps(x.frac, y.frac),
+    ]
 }
 
 /// `used` (bit k: slot k) as a vector of lane masks: all ones for a used slot.
