@@ -51,6 +51,8 @@ use crate::{TextureError, invalid};
 
 mod address;
 use address::*;
+mod lod;
+use lod::*;
 mod quad;
 use quad::*;
 
@@ -1279,94 +1281,6 @@ fn flat_implicit_lods(
     lods
 }
 
-/// The footprint of gradients `gx` and `gy` (in the position's space) on a view whose base
-/// level is `size0` texels (T4 step 2, Vulkan §16.6.7 "Scale Factor Operation" and "LOD
-/// Operation"): log2 of the footprint each probe covers (ρmax / η, before bias and clamp,
-/// η the ratio of anisotropy ρmax / ρmin clamped to the sampler's maximum — ∞ when ρmin is
-/// 0 — and 1 without anisotropy), the probe count N = ⌈η⌉ and the major axis.
-#[inline(always)]
-fn footprint_lod(
-    gx: [f32; 3],
-    gy: [f32; 3],
-    size0: [u32; 3],
-    sampler: &Sampler,
-) -> (f32, u32, [f32; 3]) {
-    let scale = [size0[0] as f32, size0[1] as f32, size0[2] as f32];
-    let rx = len3(mul3(gx, scale));
-    let ry = len3(mul3(gy, scale));
-    let (rmax, rmin, axis) = if rx >= ry { (rx, ry, gx) } else { (ry, rx, gy) };
-    let max_aniso = sampler.anisotropy() as f32;
-    let eta = if max_aniso > 1.0 && rmax > 0.0 {
-        let ratio = rmax / rmin; // ∞ when rmin is 0
-        if ratio.is_nan() {
-            1.0
-        } else {
-            // (`ratio.clamp(1.0, max_aniso)` written out, as in `clamp_lod`; neither is
-            // NaN, and max_aniso ≥ 1.)
-            if ratio < 1.0 {
-                1.0
-            } else if ratio > max_aniso {
-                max_aniso
-            } else {
-                ratio
-            }
-        }
-    } else {
-        1.0
-    };
-    ((rmax / eta).log2(), eta.ceil() as u32, axis)
-}
-
-/// The view levels a lane with LOD `lambda` samples and their weights (T4 step 2: nearest
-/// mip ⌈d + ½⌉ − 1, or the two levels either side of d blended by its fraction, d = λ
-/// clamped to the view's levels); a second level of weight 0 is not sampled.
-#[inline(always)]
-fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) -> [(u32, f32); 2] {
-    let q = (view.mip_level_count - 1) as f32;
-    // `v.clamp(0.0, q)` (NaN stays NaN), written out: `f32::clamp` was compiled as a call
-    // of its own, for the baseline CPU.
-    #[inline(always)]
-    fn clamp(v: f32, q: f32) -> f32 {
-        if v < 0.0 {
-            0.0
-        } else if v > q {
-            q
-        } else {
-            v
-        }
-    }
-    let dl = clamp(lambda, q);
-    match sampler.desc().mipmap_filter {
-        FilterMode::Nearest => {
-            let l = clamp((dl + 0.5).ceil() - 1.0, q) as u32;
-            [(l, 1.0), (l, 0.0)]
-        }
-        FilterMode::Linear => {
-            let lo = floor_f32(dl);
-            let frac = dl - lo;
-            [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
-        }
-    }
-}
-
-/// The sampler's LOD clamp; NaN takes lod_min. (Two compares and selects: `f32::clamp`,
-/// with its check of the bounds — validated when the sampler is made, lod_min ≤ lod_max —
-/// stayed a call of its own, once a quad; see also `lane_levels`.)
-#[inline]
-fn clamp_lod(l: f32, sampler: &Sampler) -> f32 {
-    let d = sampler.desc();
-    let l = if l >= d.lod_min_clamp {
-        l
-    } else {
-        d.lod_min_clamp
-    };
-    if l > d.lod_max_clamp {
-        d.lod_max_clamp
-    } else {
-        l
-    }
-}
-
 crate::multiversion! {
 /// [`TextureUnit::sample_run`], compiled for the baseline and for AVX2+FMA (the same bits:
 /// the filter's arithmetic is IEEE multiplies and adds, its conversions exact either way);
@@ -1561,24 +1475,6 @@ fn weighted_sum<const FINITE: bool>(weights: [f32; 4], texels: &[[u32; 4]; 4]) -
         }
         acc
     }
-}
-
-fn sub3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
-}
-
-fn len3(a: [f32; 3]) -> f32 {
-    let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-    if l.is_nan() { 0.0 } else { l }
-}
-
-/// Zeroes the components a view does not use.
-fn mask(a: [f32; 3], dims: usize) -> [f32; 3] {
-    std::array::from_fn(|i| if i < dims { a[i] } else { 0.0 })
 }
 
 #[cfg(test)]

@@ -204,21 +204,24 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
     // (A 2D view's lanes all read its base layer.)
     let flat = view.dimension == TextureViewDimension::D2;
     let mut slots = unit.quad_slots.take().unwrap_or_else(QuadSlots::new);
-    for (quad, result) in quads.iter().zip(out.iter_mut()) {
+    // The quads' LODs, a chunk of quads at a time, before their passes.
+    const CHUNK: usize = 16;
+    let mut lods = [LaneLod::UNSAMPLED; CHUNK];
+    for (k, (quad, result)) in quads.iter().zip(out.iter_mut()).enumerate() {
+        if k % CHUNK == 0 {
+            implicit_lods(
+                &quads[k..quads.len().min(k + CHUNK)],
+                size0,
+                sampler,
+                &mut lods,
+            );
+        }
         let active = quad.lanes & 0xf;
         if active == 0 {
             *result = [[0.0; 4]; 4];
             continue;
         }
-        let c = quad.coords;
-        let gx = [c[1][0] - c[0][0], c[1][1] - c[0][1], 0.0];
-        let gy = [c[2][0] - c[0][0], c[2][1] - c[0][1], 0.0];
-        let (log, probes, axis) = footprint_lod(gx, gy, size0, sampler);
-        let lod = LaneLod {
-            lambda: clamp_lod(log + 0.0, sampler),
-            probes,
-            axis,
-        };
+        let lod = lods[k % CHUNK];
         let first = active.trailing_zeros() as usize;
         let slice = lane_slice(view, quad.array_index[first]);
         let agree = flat

@@ -1030,3 +1030,145 @@ fn anisotropic_lod_uses_the_ratio_itself() {
     let (lambda, probes, _) = footprint_lod([0.0; 3], [0.0; 3], size, &sampler(16));
     assert_eq!((lambda, probes), (f32::NEG_INFINITY, 1));
 }
+
+/// The unit's own log2 is within an ulp of the logarithm computed in double precision and
+/// rounded once, and equal to it for nearly every input; exact at powers of two (subnormal
+/// ones too); −∞ at ±0, ∞ at ∞, NaN below 0 and at NaN.
+#[test]
+fn log2_is_the_rounded_logarithm() {
+    use lod::log2;
+    for e in -149..128 {
+        let x = if e < -126 {
+            f32::from_bits(1 << (e + 149))
+        } else {
+            f32::from_bits(((e + 127) as u32) << 23)
+        };
+        assert_eq!(log2(x), e as f32, "2^{e}");
+    }
+    assert_eq!(log2(0.0), f32::NEG_INFINITY);
+    assert_eq!(log2(-0.0), f32::NEG_INFINITY);
+    assert_eq!(log2(f32::INFINITY), f32::INFINITY);
+    for x in [-1.0, -f32::MIN_POSITIVE, f32::NEG_INFINITY, f32::NAN] {
+        assert!(log2(x).is_nan(), "{x}");
+    }
+    let mut next = xorshift(0x2545_f491);
+    let (mut exact, mut total) = (0, 0);
+    for i in 0..400_000u32 {
+        // Every exponent, the subnormals among them, and values near 1 (where the logarithm
+        // is small and its relative precision matters most).
+        let bits = match i % 3 {
+            0 => next() & 0x7fff_ffff,
+            1 => 0x3f80_0000 ^ (next() & 0x0003_ffff) | (next() & 1) << 25,
+            _ => next() & 0x007f_ffff,
+        };
+        let x = f32::from_bits(bits);
+        if !x.is_finite() {
+            continue;
+        }
+        let want = (x as f64).log2() as f32;
+        let got = log2(x);
+        let ulps = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+        // (Both sides of zero: the bits' distance is not the ulps' there; neither is
+        // near zero but at 1, which is exact.)
+        assert!(
+            ulps <= 1 || got == want,
+            "log2({x:e}) = {got:e}, want {want:e}"
+        );
+        exact += (got == want) as u32;
+        total += 1;
+    }
+    assert!(
+        exact as f64 >= total as f64 * 0.9999,
+        "{exact} of {total} exact"
+    );
+}
+
+/// The eight-lane log2 gives the one-lane version's bits, special values included.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn eight_lane_log2_equals_the_lane_one() {
+    use std::arch::x86_64::*;
+    if !crate::cpu::wide() {
+        return;
+    }
+    let mut next = xorshift(0x68e3_1da4);
+    let specials = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -1.0,
+        1.0,
+        1e-45,
+    ];
+    for i in 0..50_000 {
+        let x: [f32; 8] = std::array::from_fn(|k| {
+            if i % 7 == 0 {
+                specials[(k + i) % 8]
+            } else {
+                f32::from_bits(next())
+            }
+        });
+        let mut got = [0.0f32; 8];
+        // SAFETY: `wide()` said the CPU has AVX2; eight floats each way.
+        unsafe { _mm256_storeu_ps(got.as_mut_ptr(), lod::log2_x8(_mm256_loadu_ps(x.as_ptr()))) };
+        for k in 0..8 {
+            let want = lod::log2(x[k]);
+            assert!(
+                got[k].to_bits() == want.to_bits() || (got[k].is_nan() && want.is_nan()),
+                "log2({:e}): {:e} against {:e}",
+                x[k],
+                got[k],
+                want
+            );
+        }
+    }
+}
+
+/// A run's implicit LODs found eight quads at a time equal those found quad by quad:
+/// gradients of every size, zero, infinite and NaN, anisotropy 1 to 16, LOD clamps.
+#[test]
+fn implicit_lods_eight_at_a_time_equal_one_at_a_time() {
+    let mut next = xorshift(0x1b87_3593);
+    let unit_f = |v: u32| (v >> 8) as f32 / (1 << 24) as f32;
+    for i in 0..3_000 {
+        let r = next();
+        let sampler = Sampler::new(SamplerDesc {
+            max_anisotropy: [1, 2, 4, 16][(r & 3) as usize],
+            lod_min_clamp: [0.0, 0.5, 2.0][(r >> 2) as usize % 3],
+            lod_max_clamp: [32.0, 3.25, 2.0][(r >> 4) as usize % 3],
+            ..SamplerDesc::trilinear()
+        })
+        .unwrap();
+        let size0 = [[256, 256, 1], [48, 20, 1], [1, 4096, 1]][(r >> 6) as usize % 3];
+        let mut quads = Vec::new();
+        for _ in 0..16 {
+            let scale = [0.0, 1e-6, 1e-3, 0.05, 1.0, 1e30][next() as usize % 6];
+            let base = [unit_f(next()), unit_f(next())];
+            let mut coords = [[0.0f32; 3]; 4];
+            for c in &mut coords {
+                for (a, v) in c.iter_mut().take(2).enumerate() {
+                    *v = match next() % 40 {
+                        0 => f32::NAN,
+                        1 => f32::INFINITY,
+                        2 => -f32::INFINITY,
+                        _ => base[a] + (unit_f(next()) - 0.5) * scale,
+                    };
+                }
+            }
+            quads.push(Quad::new(coords));
+        }
+        let mut got = [LaneLod::UNSAMPLED; 16];
+        let mut want = [LaneLod::UNSAMPLED; 16];
+        crate::cpu::set_wide_allowed(true);
+        lod::implicit_lods(&quads, size0, &sampler, &mut got);
+        crate::cpu::set_wide_allowed(false);
+        lod::implicit_lods(&quads, size0, &sampler, &mut want);
+        crate::cpu::set_wide_allowed(true);
+        let key = |d: &LaneLod| (d.lambda.to_bits(), d.probes, d.axis.map(f32::to_bits));
+        for k in 0..16 {
+            assert_eq!(key(&got[k]), key(&want[k]), "case {i} quad {k}");
+        }
+    }
+}
