@@ -215,7 +215,10 @@ pub(super) unsafe fn footprints_avx2(
     let (n, count) = (q.n.clamp(1, TABLED_PROBES), q.count.clamp(1, 2));
     let groups = (4 * n).div_ceil(GROUP);
     let mut refused = _mm256_setzero_si256();
-    for (j, (l, bounds)) in slots.levels.iter_mut().zip(boxes).enumerate().take(count) {
+    // (Indexed: the zipped iterators of levels and boxes kept more values on the stack.)
+    #[allow(clippy::needless_range_loop)]
+    for j in 0..count {
+        let (l, bounds) = (&mut slots.levels[j], &mut boxes[j]);
         // SAFETY: eight words each.
         let load = |v: &[u32; GROUP]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
         let (mut lo_x, mut lo_y) = (load(&bounds.lo[0]), load(&bounds.lo[1]));
