@@ -56,11 +56,12 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     let used = used_slots(active, 0, n);
     let on = slot_mask_vector(used);
     // Pass 1: every level's footprints before any fetch (a refused quad fetches nothing).
+    let tk = group_offsets(q, 0);
     let mut axes: [[Option<Axis>; 2]; 2] = Default::default();
     let mut taken = on;
     for (j, level) in axes.iter_mut().enumerate().take(count) {
         for (a, out) in level.iter_mut().enumerate() {
-            let axis = group_axis8(q, 0, j, a);
+            let axis = group_axis8(q, tk, j, a);
             taken = _mm256_and_si256(taken, axis.taken);
             *out = Some(axis);
         }
@@ -226,7 +227,8 @@ pub(super) unsafe fn footprints_avx2(
         for g in 0..groups {
             let base = g * GROUP;
             let on = slot_mask_vector(used_slots(q.active, base, n));
-            let (x, y) = (group_axis8(q, g, j, 0), group_axis8(q, g, j, 1));
+            let tk = group_offsets(q, g);
+            let (x, y) = (group_axis8(q, tk, j, 0), group_axis8(q, tk, j, 1));
             refused = _mm256_or_si256(
                 refused,
                 _mm256_andnot_si256(_mm256_and_si256(x.taken, y.taken), on),
@@ -275,13 +277,19 @@ fn widen_box(lo: __m256i, hi: __m256i, axis: &Axis, on: __m256i) -> (__m256i, __
     (_mm256_min_epu32(lo, least), _mm256_max_epu32(hi, most))
 }
 
-/// Axis `a` on level `j` of the eight slots of group `g`: slot k's probe offset is probe
-/// 2g + k / 4's, its position lane k % 4's.
+/// The probe offsets of group `g`'s eight slots: slot k's is probe 2g + k / 4's.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn group_axis8(q: &OneGroup, g: usize, j: usize, a: usize) -> Axis {
+fn group_offsets(q: &OneGroup, g: usize) -> __m256 {
     let probe = |k: usize| q.row[k.min(TABLED_PROBES - 1)];
-    let tk = _mm256_set_m128(_mm_set1_ps(probe(2 * g + 1)), _mm_set1_ps(probe(2 * g)));
+    _mm256_set_m128(_mm_set1_ps(probe(2 * g + 1)), _mm_set1_ps(probe(2 * g)))
+}
+
+/// Axis `a` on level `j` of a group's eight slots whose probe offsets are `tk`
+/// ([`group_offsets`]): slot k's position is lane k % 4's.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn group_axis8(q: &OneGroup, tk: __m256, j: usize, a: usize) -> Axis {
     // SAFETY: four floats.
     let c = unsafe { _mm_loadu_ps(q.c0[a].as_ptr()) };
     let c = _mm256_set_m128(c, c);
