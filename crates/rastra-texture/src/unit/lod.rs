@@ -260,7 +260,7 @@ pub(super) fn implicit_lods(
 
 /// [`implicit_lods`] for one quad.
 #[inline(always)]
-fn implicit_lod(quad: &Quad, size0: [u32; 3], sampler: &Sampler) -> LaneLod {
+pub(super) fn implicit_lod(quad: &Quad, size0: [u32; 3], sampler: &Sampler) -> LaneLod {
     let c = quad.coords;
     let gx = [c[1][0] - c[0][0], c[1][1] - c[0][1], 0.0];
     let gy = [c[2][0] - c[0][0], c[2][1] - c[0][1], 0.0];
@@ -279,7 +279,7 @@ fn implicit_lod(quad: &Quad, size0: [u32; 3], sampler: &Sampler) -> LaneLod {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn implicit_lods_x8(
+pub(super) unsafe fn implicit_lods_x8(
     quads: &[Quad],
     size0: [u32; 3],
     sampler: &Sampler,
