@@ -5,8 +5,10 @@
 //! λ's logarithm is the unit's own ([`log2`]), not the C library's: the same function on
 //! every CPU (the library picks among versions by CPU), and one that eight lanes compute at
 //! once with the same bits ([`implicit_lods`], a run of quads sampled with implicit LOD, on
-//! a CPU with AVX2) — computed in double precision, it is the correctly rounded logarithm
-//! but for inputs within about 10⁻⁵ ulp of a rounding boundary.
+//! a CPU with AVX2). Computed in double precision, its error before the one rounding to
+//! single is below about 10⁻⁶ of a single-precision ulp (the series' truncation and the
+//! double-precision roundings), so it is the correctly rounded logarithm but for inputs
+//! whose logarithm lies that close to a rounding boundary.
 
 use super::*;
 
