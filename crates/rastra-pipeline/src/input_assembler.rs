@@ -212,12 +212,25 @@ fn word_lanes<const N: usize, const L: usize>(
         for (c, reg) in defaults.iter_mut().enumerate() {
             reg[..elements.len()].fill(if N + c == 3 { one } else { 0 });
         }
-        for (lane, &element) in elements.iter().enumerate() {
+        let copy = |fetched: &mut [[u32; L]], lane: usize, element: u32| {
             let first = first_word(element);
             let words: &[AtomicU32; N] =
                 buffer.words[first..first + N].try_into().expect("N words");
             for (reg, w) in fetched.iter_mut().zip(words) {
                 reg[lane] = w.load(Ordering::Relaxed);
+            }
+        };
+        if fetched.len() == N {
+            // The shader reads every component: the copy's length is the constant N, so
+            // each lane's loop is unrolled (a register count short of N would be tested
+            // again at every component).
+            let fetched: &mut [[u32; L]; N] = fetched.try_into().expect("N registers");
+            for (lane, &element) in elements.iter().enumerate() {
+                copy(fetched, lane, element);
+            }
+        } else {
+            for (lane, &element) in elements.iter().enumerate() {
+                copy(fetched, lane, element);
             }
         }
         return 0;
