@@ -244,10 +244,8 @@ impl<'c> DrawFront<'c> {
         self.shading
             .shade(batch, warp, unit, shaded, chunk.budget, counters)?;
         // Every slot projected once, however many triangles share it.
-        shaded.projected.clear();
-        shaded
-            .projected
-            .extend(shaded.positions.iter().map(|p| self.setup.project(p)));
+        self.setup
+            .project_all(&shaded.positions, &mut shaded.projected);
         for slots in &batch.prims {
             let s = slots.map(|s| s as usize);
             process_triangle(
