@@ -314,31 +314,35 @@ fn quad_levels<'t, const FINITE: bool>(
     let offset = [quad.offset[0], quad.offset[1]];
     // Every probe of a level has the same weight.
     let weights = levels.map(|(_, w)| w / n as f32);
-    let mut boxes = [TexelBox::EMPTY; 2];
     #[cfg(target_arch = "x86_64")]
     let wide = crate::cpu::wide();
     #[cfg(not(target_arch = "x86_64"))]
     let wide = false;
     #[cfg(target_arch = "x86_64")]
+    let q = OneGroup {
+        surfaces: &surfaces,
+        sizes,
+        count,
+        c0,
+        axis,
+        row,
+        offset,
+        modes,
+        active,
+        n,
+        weights,
+    };
+    #[cfg(target_arch = "x86_64")]
+    if wide && n <= 2 {
+        // One group of slots a level: the commonest quad, in one pass of its own.
+        // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
+        return unsafe { one_group::one_group_avx2::<FINITE>(&mut unit.cache, slots, &q) };
+    }
+    // The texels each level's footprints touch, for the general passes (made past the
+    // one-group pass, which needs none: 256 bytes a quad to fill otherwise).
+    let mut boxes = [TexelBox::EMPTY; 2];
+    #[cfg(target_arch = "x86_64")]
     if wide {
-        let q = OneGroup {
-            surfaces: &surfaces,
-            sizes,
-            count,
-            c0,
-            axis,
-            row,
-            offset,
-            modes,
-            active,
-            n,
-            weights,
-        };
-        if n <= 2 {
-            // One group of slots a level: the commonest quad, in one pass of its own.
-            // SAFETY: `wide()` is true only when the CPU has AVX2 and FMA.
-            return unsafe { one_group::one_group_avx2::<FINITE>(&mut unit.cache, slots, &q) };
-        }
         // SAFETY: as above.
         if unsafe { one_group::footprints_avx2(slots, &q, &mut boxes) } {
             return None;
