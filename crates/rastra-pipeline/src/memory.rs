@@ -185,6 +185,19 @@ impl<'a> SharedSurface<'a> {
         unsafe { self.ptr.add(at).cast() }
     }
 
+    /// The address of the `len` bytes `at..at + len` of the surface (a run of quads, such as
+    /// an 8×8 tile's), checked once for every quad inside it; using it carries
+    /// [`SharedSurface::texels_mut`]'s obligation.
+    #[inline]
+    pub fn range_ptr(&self, at: usize, len: usize) -> *mut u8 {
+        assert!(
+            at.checked_add(len).is_some_and(|end| end <= self.len),
+            "texel range outside the surface"
+        );
+        // SAFETY: in bounds (checked above); no reference is made.
+        unsafe { self.ptr.add(at) }
+    }
+
     /// Asks the memory system for the cache lines of bytes `at..at + len` (clamped to the
     /// surface): a hint, which reads and changes nothing.
     #[inline(always)]

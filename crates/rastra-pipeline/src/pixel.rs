@@ -16,7 +16,7 @@
 
 use rastra_shader::{Interpolation, Mask, Resources, Sampling, WARP_LANES, Warp, lane_mask};
 use rastra_stats::Counters;
-use rastra_texture::{CacheConfig, TextureUnit, tiled_element};
+use rastra_texture::{CacheConfig, TextureUnit, morton8, tiled_element};
 
 use crate::depth::DepthUnit;
 use crate::interpolate::{
@@ -180,7 +180,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
     }
 
     /// Takes rasterized quads of triangle `tri`, whose vertices' varying words are `attrs`,
-    /// in order: a partly covered block's quads in one call, not a call per quad.
+    /// in order: a partly covered block's quads in one call, not a call per quad. A call's
+    /// quads are one 8×8 block's (the early-Z pair path finds the block's place once).
     #[inline(always)]
     pub fn push(
         &mut self,
@@ -528,16 +529,47 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
         );
         [dx as i32, dy as i32]
     };
+    // The quads are one block's (the rasterizer hands a block over at a time), and a block
+    // is one of the surfaces' 8×8 tiles: the tile's place and bytes are found (and checked
+    // against the surface) once, each quad's by its Morton offset inside the tile.
+    let Some(first) = quads.first() else {
+        return Ok(());
+    };
+    let block = (first.x & !(BLOCK_SIZE - 1), first.y & !(BLOCK_SIZE - 1));
+    let tile = tiled_element(pipe.tiles_x, block.0, block.1);
+    let tile_bytes = surface.range_ptr(
+        layout.element_offset(tile),
+        (BLOCK_SIZE * BLOCK_SIZE) as usize * layout.pixel_bytes,
+    );
+    // A quad's place inside the tile (its top-left pixel's; the quad is the four from it).
+    let place = |q: &Quad| {
+        debug_assert_eq!(
+            (q.x & !(BLOCK_SIZE - 1), q.y & !(BLOCK_SIZE - 1)),
+            block,
+            "one block's quads"
+        );
+        // (A quad's corner is at even coordinates, so its place is a multiple of four, at
+        // most 60; the mask keeps that true whatever a caller passes, and with it every
+        // quad's 16 bytes inside the tile checked above — 4-byte depths.)
+        morton8(q.x, q.y) as usize & 0x3c
+    };
+    assert!(layout.pixel_bytes >= 4, "a quad's depths are 16 bytes");
+    let texels_at = |place: usize| {
+        tile_bytes
+            .wrapping_add(place * layout.pixel_bytes)
+            .cast::<f32>()
+    };
     let mut k = 0;
     while k + 1 < quads.len() {
         let pair = [quads[k], quads[k + 1]];
         let coverage = pair.map(|q| u32::from_le_bytes(q.coverage) & sample_mask);
-        let elements = pair.map(|q| tiled_element(pipe.tiles_x, q.x, q.y));
+        let places = pair.map(|q| place(&q));
         debug_assert_ne!(
-            elements[0], elements[1],
+            places[0], places[1],
             "a pair's quads are at different places"
         );
-        let texels = elements.map(|e| surface.quad_ptr(layout.element_offset(e)).cast::<f32>());
+        let elements = places.map(|p| tile + p);
+        let texels = places.map(texels_at);
         let [[x0, y0], [x1, y1]] = pair.map(|q| offset(&q));
         let dx = _mm256_add_epi32(_mm256_setr_epi32(x0, x0, x0, x0, x1, x1, x1, x1), step_x);
         let dy = _mm256_add_epi32(_mm256_setr_epi32(y0, y0, y0, y0, y1, y1, y1, y1), step_y);
@@ -585,10 +617,8 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
     // An odd last quad: the same in the lower halves.
     if let Some(q) = quads.get(k) {
         let coverage = u32::from_le_bytes(q.coverage) & sample_mask;
-        let element = tiled_element(pipe.tiles_x, q.x, q.y);
-        let texels = surface
-            .quad_ptr(layout.element_offset(element))
-            .cast::<f32>();
+        let element = tile + place(q);
+        let texels = texels_at(element - tile);
         let [dx, dy] = offset(q);
         let low = _mm256_castps256_ps128;
         let dx = _mm_add_epi32(_mm_set1_epi32(dx), _mm256_castsi256_si128(step_x));

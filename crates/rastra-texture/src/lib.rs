@@ -36,7 +36,7 @@ pub use image::{ImageLayout, StorageImage};
 pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};
 pub use storage::{
     DataLayout, Limits, SurfaceLayout, Texture, TextureCopy, TextureDesc, TextureDimension,
-    copy_texture_to_texture, tiled_element,
+    copy_texture_to_texture, morton8, tiled_element,
 };
 pub use unit::{Lod, Quad, QuadRun, TextureUnit};
 pub use view::{TextureView, TextureViewDesc, TextureViewDimension};

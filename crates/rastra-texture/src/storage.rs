@@ -355,7 +355,7 @@ fn copy_element(dst: &mut [u8], src: &[u8]) {
 /// low three bits): a table, one load instead of interleaving the bits (sixteen
 /// instructions on every pixel address the ROP and depth units compute).
 #[inline]
-pub(crate) fn morton8(x: u32, y: u32) -> u32 {
+pub fn morton8(x: u32, y: u32) -> u32 {
     const fn spread(v: u32) -> u32 {
         (v & 1) | (v & 2) << 1 | (v & 4) << 2
     }
