@@ -263,6 +263,7 @@ impl SetupState {
     pub fn project_all(&self, positions: &[[f32; 4]], out: &mut Vec<Projected>) {
         out.clear();
         out.reserve(positions.len());
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut rest = positions;
         #[cfg(target_arch = "x86_64")]
         if rastra_texture::cpu::wide() {
