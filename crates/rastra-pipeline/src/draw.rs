@@ -22,6 +22,7 @@ use crate::depth::DepthUnit;
 use crate::format::IndexFormat;
 use crate::format::TextureFormat;
 use crate::front_end::{Chunk, ChunkPool, FrontEndOutput, front_end};
+use crate::hidden::TileOwners;
 use crate::hiz::{HiZBuffer, HiZMode, block_index, fold_depths, rejects};
 use crate::interpolate::depth_at;
 use crate::link::DepthMode;
@@ -221,7 +222,9 @@ impl From<ExecError> for DrawError {
 /// the device's front-end chunk buffers. `counters` has one entry per draw and receives
 /// that draw's statistics: the same figures as running the draws one batch each, except
 /// where a draw's triangles reach the back end in several runs (each run counts its tiles
-/// again).
+/// again). `remove_hidden`: opaque draws' quads are held in each tile and the ones later
+/// quads overwrite are not shaded ([`crate::hidden`]; the same images, fewer shaded pixels).
+#[allow(clippy::too_many_arguments)]
 pub fn draw_batch(
     calls: &[DrawCall<'_>],
     fb: &mut Framebuffer<'_>,
@@ -230,6 +233,7 @@ pub fn draw_batch(
     pool: &mut ChunkPool,
     budget: &mut u64,
     counters: &mut [Counters],
+    remove_hidden: bool,
 ) -> Result<Vec<DrawOutput>, DrawError> {
     assert_eq!(calls.len(), counters.len(), "one counter table per draw");
     let (width, height) = (fb.width, fb.height);
@@ -247,7 +251,17 @@ pub fn draw_batch(
             budget,
             counters,
             &mut |front, budget, counters| {
-                back_end(calls, fb, front, workers, l2, budget, counters, &mut out)
+                back_end(
+                    calls,
+                    fb,
+                    front,
+                    workers,
+                    l2,
+                    budget,
+                    counters,
+                    &mut out,
+                    remove_hidden,
+                )
             },
         )
     })?;
@@ -272,9 +286,14 @@ struct Segment<'c> {
     hiz_mode: HiZMode,
 }
 
-/// A back-end worker's state: its pixel pipes (one per draw it meets) and the scratch list
-/// of a tile's triangles in one draw.
-type TileWorker<'a, 'fb> = (Vec<Option<Box<PixelPipe<'a, 'fb>>>>, Vec<(u32, u32)>);
+/// A back-end worker's state: its pixel pipes (one per draw it meets), the scratch list
+/// of a tile's triangles in one draw, and the owners of the tile's pixels among the quads
+/// held for hidden-surface removal.
+type TileWorker<'a, 'fb> = (
+    Vec<Option<Box<PixelPipe<'a, 'fb>>>>,
+    Vec<(u32, u32)>,
+    TileOwners,
+);
 
 /// What one tile produced for one draw: its counters, the pixel texture unit's traffic and
 /// the samples that passed.
@@ -290,6 +309,7 @@ fn back_end(
     budget: &mut u64,
     counters: &mut [Counters],
     out: &mut [DrawOutput],
+    remove_hidden: bool,
 ) -> Result<(), DrawError> {
     // The runs of chunks of each draw, in API order.
     let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
@@ -391,12 +411,22 @@ fn back_end(
         .collect();
     let pattern = SamplePattern::for_count(samples);
     let shared_budget = AtomicU64::new(*budget);
+    // Takes a tile's use of the shader instruction budget from what is left.
+    let charge = |used: u64| {
+        let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+            Some(b.saturating_sub(used))
+        });
+    };
     // Draw `d`'s pixel pipeline on a worker, made the first time the worker meets the draw.
     let new_pipe = |d: usize| {
         let call = &calls[d];
         let p = call.pipeline;
         let depth_range = call.viewport.depth_range();
-        let colors = colors
+        // Hidden-surface removal drops held quads' writes to every colour surface: only for
+        // a pipeline with a target state for each.
+        let every_target = (0..colors.len())
+            .all(|k| colors[k].is_none() || p.desc.targets.get(k).is_some_and(|t| t.is_some()));
+        let colors: Vec<Option<ColorSurface<'_>>> = colors
             .iter()
             .zip(&p.desc.targets)
             .map(|(c, state)| match (c, state) {
@@ -429,6 +459,7 @@ fn back_end(
             colors,
             depth,
             texel_cache,
+            remove_hidden && every_target,
         )
     };
     let results = if tiles.is_empty() {
@@ -439,8 +470,14 @@ fn back_end(
             // A worker's pixel pipes, one per draw it meets, boxed: a batch may hold a
             // thousand draws, and a worker makes the table once. And the list of the tile's
             // triangles in the draw at hand, gathered from the chunks' bins.
-            || -> TileWorker<'_, '_> { (segments.iter().map(|_| None).collect(), Vec::new()) },
-            |(pipes, list), k| -> Result<Vec<TileResult>, DrawError> {
+            || -> TileWorker<'_, '_> {
+                (
+                    segments.iter().map(|_| None).collect(),
+                    Vec::new(),
+                    TileOwners::default(),
+                )
+            },
+            |(pipes, list, owners), k| -> Result<Vec<TileResult>, DrawError> {
                 let t = tiles[k];
                 let rect = front.grid.tile_rect(t);
                 // The tile's blocks whose bytes were asked for (bit: block row · 8 + column):
@@ -458,7 +495,11 @@ fn back_end(
                 });
                 // This tile's Hi-Z bounds, owned by this worker for the tile's duration.
                 let mut bounds = hiz.map(|h| h.tile(t));
-                let mut tile_results = Vec::new();
+                // The tile's draws, each with its counters; the texel logs and the samples
+                // passed are taken once the tile is done (held quads are shaded last).
+                let mut tile_results: Vec<TileResult> = Vec::new();
+                // Whether some draw's pipe holds quads for hidden-surface removal.
+                let mut holding = false;
                 for (s, seg) in segments.iter().enumerate() {
                     list.clear();
                     gather_tile(seg.chunks.iter().map(|c| &c.bins), t, list);
@@ -469,7 +510,20 @@ fn back_end(
                     let p = call.pipeline;
                     let words = p.varying_words as usize;
                     let textured = call.fragment_resources.uses_textures();
-                    let pixels = pipes[s].get_or_insert_with(|| Box::new(new_pipe(seg.draw)));
+                    let holds = pipes[s]
+                        .get_or_insert_with(|| Box::new(new_pipe(seg.draw)))
+                        .holds();
+                    let start = shared_budget.load(Ordering::Relaxed);
+                    let mut local = start;
+                    // A draw whose quads are not held must see the held ones' colours (and
+                    // cannot take their pixels): they are shaded first.
+                    let mut result = if holding && !holds {
+                        holding = false;
+                        release_held(pipes, &mut tile_results, None, owners, &mut local)
+                    } else {
+                        Ok(())
+                    };
+                    let mut pixels = pipes[s].as_deref_mut().expect("made above");
                     let mut counters = Counters {
                         tiles_rasterized: 1,
                         fast_clear_tiles: std::mem::take(&mut cleared) as u64,
@@ -517,10 +571,10 @@ fn back_end(
                     let rejected = Cell::new(false);
                     let mut interval = HIZ_REFRESH_TRIANGLES;
                     let mut next_refresh = interval;
-                    let start = shared_budget.load(Ordering::Relaxed);
-                    let mut local = start;
-                    let mut result = Ok(());
                     for (n, &(c, index)) in list.iter().enumerate() {
+                        if result.is_err() {
+                            break;
+                        }
                         if let Some(&(c, index)) = list.get(n + PREFETCH_AHEAD) {
                             prefetch(&seg.chunks[c as usize].triangles[index as usize]);
                         }
@@ -584,17 +638,29 @@ fn back_end(
                             |raster, counters| {
                                 if result.is_ok() {
                                     result = match raster {
-                                        Rasterized::Quads(quads) => {
-                                            pixels.push(tri, attrs, quads, &mut local, counters)
-                                        }
-                                        Rasterized::Block { x, y } => pixels
-                                            .push_block(tri, attrs, x, y, &mut local, counters),
+                                        Rasterized::Quads(quads) => pixels
+                                            .push(tri, attrs, quads, owners, &mut local, counters),
+                                        Rasterized::Block { x, y } => pixels.push_block(
+                                            tri, attrs, x, y, owners, &mut local, counters,
+                                        ),
                                     };
                                 }
                             },
                         );
                         if result.is_err() {
                             break;
+                        }
+                        // Held quads are bounded: past the limit, this draw's and every
+                        // earlier one's are shaded.
+                        if pixels.held_quads() >= HELD_QUADS_MAX {
+                            result = release_held(
+                                pipes,
+                                &mut tile_results,
+                                Some((s, &mut counters)),
+                                owners,
+                                &mut local,
+                            );
+                            pixels = pipes[s].as_deref_mut().expect("made above");
                         }
                         if live_refresh && n + 1 == next_refresh {
                             if let Some((b, _, (format, surface, layout), _)) = hiz_check {
@@ -614,6 +680,7 @@ fn back_end(
                     if result.is_ok() {
                         result = pixels.flush(&mut local, &mut counters);
                     }
+                    holding |= pixels.is_holding();
                     let wrote = pixels
                         .depth
                         .as_mut()
@@ -628,17 +695,26 @@ fn back_end(
                         let (mode, blocks) = (seg.hiz_mode, rect_blocks(&rect));
                         refresh_bounds(b, blocks, mode, &rect, *format, surface, layout, samples);
                     }
-                    let used = start - local;
-                    let _ = shared_budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-                        Some(b.saturating_sub(used))
-                    });
+                    charge(start - local);
+                    result?;
+                    tile_results.push((s, counters, None, 0));
+                }
+                // The held quads last, then what each draw's pixel pipe gathered.
+                let start = shared_budget.load(Ordering::Relaxed);
+                let mut local = start;
+                if holding {
+                    let result = release_held(pipes, &mut tile_results, None, owners, &mut local);
+                    charge(start - local);
+                    result?;
+                }
+                for (s, _, texels, passed) in &mut tile_results {
+                    let pixels = pipes[*s].as_deref_mut().expect("made for the tile");
                     // (Split by share of the L2's sets here, on the tile's worker: the
                     // replay's shares then each read only their own requests.)
-                    let texels =
-                        textured.then(|| drain_texture_unit(&mut pixels.unit, Some(&l2_split)));
-                    let passed = std::mem::take(&mut pixels.samples_passed);
-                    result?;
-                    tile_results.push((s, counters, texels, passed));
+                    if calls[segments[*s].draw].fragment_resources.uses_textures() {
+                        *texels = Some(drain_texture_unit(&mut pixels.unit, Some(&l2_split)));
+                    }
+                    *passed = std::mem::take(&mut pixels.samples_passed);
                 }
                 Ok(tile_results)
             },
@@ -673,6 +749,35 @@ fn back_end(
     }
     account_texel_logs(texel_logs, l2, workers, counters);
     *budget = shared_budget.load(Ordering::Relaxed);
+    Ok(())
+}
+
+/// The most quads a tile holds for hidden-surface removal before it shades them (each about
+/// 48 bytes: 16 of them are a tile's pixels four times over).
+const HELD_QUADS_MAX: usize = 16 * 1024;
+
+/// Shades the quads the tile's pipes hold ([`PixelPipe::release_held`]), in API order:
+/// those of the draws done in this tile (`done`, in draw order, each with its counters),
+/// then those of the draw at hand (`current`, when it holds some), and numbers the tile's
+/// owners afresh.
+fn release_held(
+    pipes: &mut [Option<Box<PixelPipe<'_, '_>>>],
+    done: &mut [TileResult],
+    current: Option<(usize, &mut Counters)>,
+    owners: &mut TileOwners,
+    budget: &mut u64,
+) -> Result<(), ExecError> {
+    for (s, counters, _, _) in done.iter_mut() {
+        if let Some(pixels) = pipes[*s].as_deref_mut() {
+            pixels.release_held(owners, budget, counters)?;
+        }
+    }
+    if let Some((s, counters)) = current
+        && let Some(pixels) = pipes[s].as_deref_mut()
+    {
+        pixels.release_held(owners, budget, counters)?;
+    }
+    owners.restart();
     Ok(())
 }
 

@@ -25,6 +25,7 @@ pub mod memory;
 pub mod binning;
 pub mod clip;
 pub mod depth;
+pub mod hidden;
 pub mod hiz;
 pub mod input_assembler;
 pub mod interpolate;

@@ -324,6 +324,12 @@ impl Rop {
         }
     }
 
+    /// Whether a write replaces the stored texel whole (no blending, every channel written):
+    /// nothing of what was there before survives it.
+    pub fn replaces(&self) -> bool {
+        self.replace
+    }
+
     /// Writes a quad's shaded colours into its covered samples. `texels` holds the quad's
     /// four pixels, adjacent in pixel order (the surface layout keeps a quad together), each
     /// `samples` samples. Returns (samples written, samples blended). Inlined into the pixel

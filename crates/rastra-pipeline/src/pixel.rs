@@ -19,6 +19,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit, morton8, tiled_element};
 
 use crate::depth::DepthUnit;
+use crate::hidden::TileOwners;
 use crate::interpolate::{
     ROWS_PER_WARP, WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes,
     interpolate_quads,
@@ -62,6 +63,8 @@ struct Pending<'a> {
     /// `@builtin(sample_mask)` and centroid sampling see, since early Z must be invisible to
     /// the shader.
     raster: [u8; 4],
+    /// A held quad's number in the tile's [`TileOwners`] (0 for a quad that is not held).
+    number: u32,
 }
 
 /// A colour target as the output merger sees it.
@@ -118,9 +121,18 @@ pub struct PixelPipe<'a, 'fb> {
     /// sample, depth tested and written at intake by a [`DepthUnit::is_plain_less`] unit).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     early_pairs: bool,
+    /// Whether quads that pass early Z are held for hidden-surface removal
+    /// ([`crate::hidden`]) rather than shaded: see [`PixelPipe::holds`].
+    holds: bool,
+    /// The held quads, in API order, until [`PixelPipe::release_held`].
+    held: Vec<Pending<'a>>,
 }
 
 impl<'a, 'fb> PixelPipe<'a, 'fb> {
+    /// `remove_hidden`: the device removes hidden surfaces and the pipeline has a target
+    /// state for every colour surface of the framebuffer (`colors` has a `None` only where
+    /// the framebuffer has no surface). Whether this pipe then holds its quads is decided
+    /// here ([`PixelPipe::holds`]).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         pipeline: &'a RenderPipeline,
@@ -130,6 +142,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         colors: Vec<Option<ColorSurface<'fb>>>,
         depth: Option<DepthUnit<'fb>>,
         texel_cache: CacheConfig,
+        remove_hidden: bool,
     ) -> Self {
         let pattern = SamplePattern::for_count(pipeline.samples());
         let full = pattern.full_mask();
@@ -153,6 +166,24 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             layouts.all(|l| l.tiles_x == tiles_x),
             "a pass's attachments are one size (validated when it begins)"
         );
+        // A held quad is dropped where a later held quad passed depth, so every held quad
+        // must write every channel of every colour surface, with nothing but its outputs
+        // (which depend on its own quad only), and keep each pixel it passed early Z at.
+        let holds = remove_hidden
+            && pipeline
+                .desc
+                .fragment
+                .as_deref()
+                .is_some_and(|f| !f.uses_discard && f.is_quad_local())
+            && pipeline.depth_mode == DepthMode::EarlyTestWrite
+            && pipeline.frag_depth_reg.is_none()
+            && pattern.count == 1
+            && depth.as_ref().is_some_and(|d| d.write_enabled)
+            && colors.iter().enumerate().all(|(k, c)| {
+                c.as_ref().is_none_or(|c| {
+                    c.rop.replaces() && pipeline.color_outputs.iter().any(|o| o.target == k)
+                })
+            });
         PixelPipe {
             pipeline,
             resources,
@@ -176,18 +207,92 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .any(|v| v.interpolation == Interpolation::Linear),
             kept_inputs: None,
             early_pairs,
+            holds,
+            held: Vec::new(),
         }
+    }
+
+    /// Whether this pipe holds the quads that pass early Z for hidden-surface removal
+    /// ([`crate::hidden`]) instead of shading them at once: the device removes hidden
+    /// surfaces, depth is tested and written before shading (no discard, no shader depth)
+    /// with one sample per pixel, every colour surface of the framebuffer is replaced whole
+    /// by a shader output (no blending, every channel written), and the fragment program
+    /// has no effect but its outputs ([`rastra_shader::Program::is_quad_local`]).
+    pub fn holds(&self) -> bool {
+        self.holds
+    }
+
+    /// Whether quads are held, waiting for [`PixelPipe::release_held`].
+    pub fn is_holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// How many quads are held.
+    pub fn held_quads(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Shades the held quads, in the order they were held, each with only the pixels it
+    /// still owns in `owners` (the others are overwritten by later held quads, of this pipe
+    /// or a later one); a quad that owns none is not shaded. The pixels left out passed
+    /// every test: they count for occlusion queries.
+    pub fn release_held(
+        &mut self,
+        owners: &TileOwners,
+        budget: &mut u64,
+        counters: &mut Counters,
+    ) -> Result<(), rastra_shader::ExecError> {
+        debug_assert!(
+            self.pending.is_empty(),
+            "a holding pipe queues nothing else"
+        );
+        let mut held = std::mem::take(&mut self.held);
+        // The quads that still own pixels, moved down in place with only those pixels.
+        let (mut kept_quads, mut removed) = (0, 0u32);
+        for i in 0..held.len() {
+            let h = held[i];
+            let passed = u32::from_le_bytes(h.quad.coverage);
+            let place = TileOwners::block_base(h.quad.x, h.quad.y) + (h.element & 0x3c) as usize;
+            let kept = owners.still_owned(place, h.number, passed);
+            // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
+            // byte sums them.)
+            removed += (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
+            held[kept_quads] = Pending {
+                quad: Quad {
+                    coverage: kept.to_le_bytes(),
+                    ..h.quad
+                },
+                ..h
+            };
+            kept_quads += (kept != 0) as usize;
+        }
+        counters.hidden_pixels_removed += removed as u64;
+        counters.hidden_quads_removed += (held.len() - kept_quads) as u64;
+        self.samples_passed += removed as u64;
+        let mut result = Ok(());
+        for warp in held[..kept_quads].chunks(QUADS_PER_WARP) {
+            self.pending.extend_from_slice(warp);
+            result = self.flush(budget, counters);
+            if result.is_err() {
+                break;
+            }
+        }
+        held.clear();
+        self.held = held;
+        result
     }
 
     /// Takes rasterized quads of triangle `tri`, whose vertices' varying words are `attrs`,
     /// in order: a partly covered block's quads in one call, not a call per quad. A call's
     /// quads are one 8×8 block's (the early-Z pair path finds the block's place once).
+    /// `owners` is the tile's, for a pipe that [holds](PixelPipe::holds) its quads.
     #[inline(always)]
     pub fn push(
         &mut self,
         tri: &'a Triangle,
         attrs: &'a [u32],
         quads: &[Quad],
+        owners: &mut TileOwners,
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
@@ -195,21 +300,25 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         if self.early_pairs {
             // SAFETY: `early_pairs` holds only when the CPU has the features it is compiled
             // for, and the pipeline is the one it serves.
-            return unsafe { push_early_pairs_avx2(self, tri, attrs, quads, budget, counters) };
+            return unsafe {
+                push_early_pairs_avx2(self, tri, attrs, quads, owners, budget, counters)
+            };
         }
-        push_for_cpu(self, tri, attrs, quads, budget, counters)
+        push_for_cpu(self, tri, attrs, quads, owners, budget, counters)
     }
 
     /// Takes the whole 8×8 block at pixel (bx, by) of triangle `tri`, every sample covered:
     /// its sixteen quads in raster order, as [`PixelPipe::push`] would take them one by one.
     /// With no depth test and every sample kept by the sample mask, a quad goes straight
     /// into the pending warp (nothing of `push` would change it).
+    #[allow(clippy::too_many_arguments)]
     pub fn push_block(
         &mut self,
         tri: &'a Triangle,
         attrs: &'a [u32],
         bx: u32,
         by: u32,
+        owners: &mut TileOwners,
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
@@ -244,7 +353,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 quads[n] = quad;
                 n += 1;
             });
-            return self.push(tri, attrs, &quads[..n], budget, counters);
+            return self.push(tri, attrs, &quads[..n], owners, budget, counters);
         }
         Rasterized::Block { x: bx, y: by }.for_each_quad(&pattern, |quad| {
             if result.is_err() {
@@ -256,6 +365,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 quad,
                 element: tiled_element(self.tiles_x, quad.x, quad.y) as u32,
                 raster: quad.coverage,
+                number: 0,
             });
             if self.pending.len() == QUADS_PER_WARP {
                 result = self.flush(budget, counters);
@@ -296,6 +406,7 @@ fn push_for_cpu<'a, 'fb, 's>(
     tri: &'a Triangle,
     attrs: &'a [u32],
     quads: &'s [Quad],
+    owners: &'s mut TileOwners,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
@@ -308,7 +419,7 @@ fn push_for_cpu<'a, 'fb, 's>(
             for q in quads {
                 let coverage = u32::from_le_bytes(q.coverage);
                 let kind = ($mode, $single, $plain_less);
-                push_quad(pipe, tri, attrs, q.x, q.y, coverage, kind, budget, counters)?;
+                push_quad(pipe, tri, attrs, q.x, q.y, coverage, kind, owners, budget, counters)?;
             }
         };
     }
@@ -343,6 +454,7 @@ fn push_quad<'a, 'fb, 's>(
     y: u32,
     coverage: u32,
     (mode, single_sample, plain_less): (DepthMode, bool, bool),
+    owners: &'s mut TileOwners,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
@@ -435,6 +547,23 @@ fn push_quad<'a, 'fb, 's>(
             .sum::<u64>();
         return Ok(());
     }
+    if mode == DepthMode::EarlyTestWrite && pipe.holds {
+        let number = owners.take_number();
+        owners.mark(
+            TileOwners::place(quad.x, quad.y),
+            number,
+            u32::from_le_bytes(quad.coverage),
+        );
+        pipe.held.push(Pending {
+            tri,
+            attrs,
+            quad,
+            element: element as u32,
+            raster,
+            number,
+        });
+        return Ok(());
+    }
     if matches!(mode, DepthMode::Late | DepthMode::EarlyTestLateWrite) {
         // (With one sample per pixel the depths are the quad's four, sample 0 of each.)
         if let Some(zq) = single {
@@ -452,6 +581,7 @@ fn push_quad<'a, 'fb, 's>(
             quad,
             element: element as u32,
             raster,
+            number: 0,
         },
         budget,
         counters,
@@ -493,6 +623,7 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
     tri: &'a Triangle,
     attrs: &'a [u32],
     quads: &'s [Quad],
+    owners: &'s mut TileOwners,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
@@ -559,6 +690,14 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
             .wrapping_add(place * layout.pixel_bytes)
             .cast::<f32>()
     };
+    // A holding pipe marks the pixels each quad passed as the quad's in the tile's owners
+    // (the block's words at the same Morton places as its depths), numbering the quads
+    // that passed some pixel in order.
+    let holds = pipe.holds;
+    let owned = owners
+        .block_mut(TileOwners::block_base(block.0, block.1))
+        .as_mut_ptr();
+    let mut number = *owners.numbers();
     let mut k = 0;
     while k + 1 < quads.len() {
         let pair = [quads[k], quads[k + 1]];
@@ -584,17 +723,35 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
         // SAFETY: each pointer is its quad's 16 bytes, in the surface (`quad_ptr` checks)
         // and in the tile this worker owns (SharedSurface invariant); the two quads are at
         // different places, and no reference to their bytes is live.
-        let bits = unsafe {
+        let (bits, pass) = unsafe {
             let old = _mm256_loadu2_m128(texels[1], texels[0]);
             let pass = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OS>(new, old), covered);
             // Stored even when no pixel passed (the same bytes back), as the quad test does.
             _mm256_storeu2_m128(texels[1], texels[0], _mm256_blendv_ps(old, new, pass));
-            _mm256_movemask_ps(pass) as u32
+            (_mm256_movemask_ps(pass) as u32, _mm256_castps_si256(pass))
         };
         if bits != 0
             && let Some(d) = pipe.depth.as_mut()
         {
             d.wrote = true;
+        }
+        let numbers = [number, number + (bits & 0xf != 0) as u32];
+        if holds {
+            number = numbers[1] + (bits >> 4 != 0) as u32;
+            // SAFETY: each quad's four words at its place (a multiple of four, at most 60)
+            // in the block's 64; a quad with no passing pixel stores nothing.
+            unsafe {
+                _mm_maskstore_epi32(
+                    owned.add(places[0]).cast(),
+                    _mm256_castsi256_si128(pass),
+                    _mm_set1_epi32(numbers[0] as i32),
+                );
+                _mm_maskstore_epi32(
+                    owned.add(places[1]).cast(),
+                    _mm256_extracti128_si256::<1>(pass),
+                    _mm_set1_epi32(numbers[1] as i32),
+                );
+            }
         }
         for i in 0..2 {
             // Bit i of the quad's four to bit 0 of byte i (as the quad test does).
@@ -608,6 +765,7 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
                 coverage[i],
                 pass,
                 elements[i],
+                numbers[i],
                 budget,
                 counters,
             )?;
@@ -632,29 +790,49 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
         let cov = _mm_set1_epi32(coverage as i32);
         let covered = _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(cov, lane), lane));
         // SAFETY: the quad's 16 bytes, as for a pair.
-        let bits = unsafe {
+        let (bits, pass) = unsafe {
             let old = _mm_loadu_ps(texels);
             let pass = _mm_and_ps(_mm_cmplt_ps(new, old), covered);
             _mm_storeu_ps(texels, _mm_blendv_ps(old, new, pass));
-            _mm_movemask_ps(pass) as u32
+            (_mm_movemask_ps(pass) as u32, _mm_castps_si128(pass))
         };
         if bits != 0
             && let Some(d) = pipe.depth.as_mut()
         {
             d.wrote = true;
         }
+        let quad_number = number;
+        if holds {
+            number += (bits != 0) as u32;
+            // SAFETY: the quad's four words in the block's, as for a pair.
+            unsafe {
+                let at = owned.add(element - tile).cast();
+                _mm_maskstore_epi32(at, pass, _mm_set1_epi32(quad_number as i32));
+            }
+        }
         let pass = bits.wrapping_mul(0x0020_4081) & 0x0101_0101;
         early_z_passed(
-            pipe, tri, attrs, q, coverage, pass, element, budget, counters,
+            pipe,
+            tri,
+            attrs,
+            q,
+            coverage,
+            pass,
+            element,
+            quad_number,
+            budget,
+            counters,
         )?;
     }
+    *owners.numbers() = number;
     Ok(())
 }
 
 /// The end of a quad's early Z in [`push_early_pairs_avx2`], as [`push_quad`] ends it: its
 /// samples counted (killed, depth written), then, if any passed, the quad on into the
-/// pending warp with its passing pixels (`pass`, bit 0 of byte i for pixel i) — or, with no
-/// fragment shader, its passing samples counted for occlusion queries.
+/// pending warp with its passing pixels (`pass`, bit 0 of byte i for pixel i) — or held as
+/// quad `number` by a holding pipe (the caller marked its pixels), or, with no fragment
+/// shader, its passing samples counted for occlusion queries.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn early_z_passed<'a, 'fb, 's>(
@@ -665,6 +843,7 @@ fn early_z_passed<'a, 'fb, 's>(
     coverage: u32,
     pass: u32,
     element: usize,
+    number: u32,
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
@@ -689,7 +868,12 @@ fn early_z_passed<'a, 'fb, 's>(
         quad,
         element: element as u32,
         raster: coverage.to_le_bytes(),
+        number,
     };
+    if pipe.holds {
+        pipe.held.push(pending);
+        return Ok(());
+    }
     enqueue(pipe, pending, budget, counters)
 }
 

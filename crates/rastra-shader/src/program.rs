@@ -84,6 +84,26 @@ impl Program {
         crate::jit::registers_written(&self.simt, self.num_regs)
     }
 
+    /// Whether the program's only effect is its outputs, and each lane's outputs depend on
+    /// its quad's lanes alone: no storage-buffer or storage-texture store, no atomic, no
+    /// subgroup operation or lane index (those see the rest of the warp). Quads of such a
+    /// fragment program may be packed into warps in any way, and a quad whose outputs
+    /// nothing will read need not run at all.
+    pub fn is_quad_local(&self) -> bool {
+        use crate::ir::{ImageOp, Inst};
+        !self.simt.insts.iter().any(|inst| match inst {
+            Inst::StoreMem { .. }
+            | Inst::Atomic { .. }
+            | Inst::CompareExchange { .. }
+            | Inst::LaneId { .. }
+            | Inst::Ballot { .. }
+            | Inst::SubgroupOp { .. }
+            | Inst::Shuffle { .. } => true,
+            Inst::Image(image) => matches!(image.op, ImageOp::Store { .. }),
+            _ => false,
+        })
+    }
+
     /// This program without its native code: every warp runs it on the interpreter (for
     /// differential tests and measurements; `RASTRA_JIT=0` does it for every program).
     pub fn interpreted(&self) -> Program {

@@ -111,6 +111,13 @@ counters! {
         early_z_killed,
         /// Samples rejected by the late depth test, after shading.
         late_z_killed,
+        /// Quads that passed early Z but were never shaded: later opaque quads of the same
+        /// tile passed the depth test on every pixel they passed (hidden-surface removal).
+        hidden_quads_removed,
+        /// Pixels that passed early Z but were neither shaded nor written because a later
+        /// opaque quad of the same tile overwrote them (lanes of quads still shaded for
+        /// their other pixels ran as helpers).
+        hidden_pixels_removed,
     }
     "pixel shading" {
         /// Pixel warps issued to the shader cores.

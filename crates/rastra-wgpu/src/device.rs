@@ -66,6 +66,7 @@ impl DeviceShared {
         let config = rastra::DeviceDescriptor {
             features: rastra::DeviceFeatures {
                 indirect_first_instance: features.contains(wgpu::Features::INDIRECT_FIRST_INSTANCE),
+                ..config.features
             },
             ..config.clone()
         };

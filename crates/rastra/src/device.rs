@@ -51,18 +51,25 @@ impl Default for DeviceDescriptor {
 }
 
 /// Behaviours an API layer may switch off to match what its program asked for (Vulkan's
-/// and WebGPU's optional device features). rastra implements all of them.
+/// and WebGPU's optional device features), and rastra's own optional hardware behaviour.
+/// rastra implements all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceFeatures {
     /// Indirect draws honour a non-zero `first_instance`; when off, such a draw is skipped
     /// (WebGPU without `indirect-first-instance`).
     pub indirect_first_instance: bool,
+    /// Opaque draws' quads wait in their screen tile after early Z, and those that later
+    /// quads overwrite are never shaded (`rastra_pipeline::hidden`). Images are the same
+    /// either way; switched off, every quad that passes early Z is shaded, as an
+    /// immediate-mode GPU does (fragment-shader invocation counts then match one).
+    pub hidden_surface_removal: bool,
 }
 
 impl Default for DeviceFeatures {
     fn default() -> Self {
         DeviceFeatures {
             indirect_first_instance: true,
+            hidden_surface_removal: true,
         }
     }
 }

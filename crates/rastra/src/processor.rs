@@ -78,6 +78,9 @@ struct Pass<'g> {
     /// The pass's clear load operations, as a fast clear whose tiles the draws' back end
     /// and the pass end write.
     fast_clear: Option<FastClear>,
+    /// Whether the draws' back end removes hidden surfaces
+    /// ([`DeviceFeatures::hidden_surface_removal`]).
+    remove_hidden: bool,
 }
 
 /// The state a render pass's draws run with, set by its state commands.
@@ -227,6 +230,7 @@ pub(crate) fn execute(
                 let fast_clear = FastClear::new(*width, *height, color_clears, depth_clear);
                 pass = Some(Pass {
                     fast_clear,
+                    remove_hidden: features.hidden_surface_removal,
                     label: if label.is_empty() {
                         format!("pass {i}")
                     } else {
@@ -892,9 +896,17 @@ fn run_queued(
         clear: p.fast_clear.as_ref(),
     };
     let mut counters = vec![Counters::default(); calls.len()];
-    let outputs =
-        rastra_pipeline::draw_batch(&calls, &mut fb, workers, l2, chunks, budget, &mut counters)
-            .map_err(|e| e.to_string())?;
+    let outputs = rastra_pipeline::draw_batch(
+        &calls,
+        &mut fb,
+        workers,
+        l2,
+        chunks,
+        budget,
+        &mut counters,
+        p.remove_hidden,
+    )
+    .map_err(|e| e.to_string())?;
     drop(fb);
     for ((q, counters), out) in queue.iter().zip(counters).zip(&outputs) {
         p.count_passed(out);

@@ -80,7 +80,19 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
-        let (device, queue) = device();
+        Setup::with_hidden_surface_removal(true)
+    }
+
+    /// A device that removes hidden surfaces (the default) or shades every quad that passes
+    /// early Z.
+    fn with_hidden_surface_removal(on: bool) -> Setup {
+        let (device, queue) = Device::new(&DeviceDescriptor {
+            features: DeviceFeatures {
+                hidden_surface_removal: on,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
         let module = module(&device, SHADER).unwrap();
         Setup {
             device,
@@ -202,7 +214,10 @@ fn depth_test_keeps_the_nearest_whatever_the_order() {
         stats.early_z_killed, 256,
         "the far quad is rejected before shading"
     );
-    assert_eq!(stats.fragment_shader_invocations, 256 + 128);
+    // The green quad's left half is overwritten by the blue one drawn later: hidden-surface
+    // removal leaves those 128 pixels unshaded.
+    assert_eq!(stats.hidden_pixels_removed, 128);
+    assert_eq!(stats.fragment_shader_invocations, 256 + 128 - 128);
 }
 
 #[test]
@@ -790,6 +805,7 @@ fn indirect_first_instance_is_a_device_feature() {
     let (device, queue) = Device::new(&DeviceDescriptor {
         features: DeviceFeatures {
             indirect_first_instance: false,
+            ..Default::default()
         },
         ..Default::default()
     });
@@ -1080,9 +1096,12 @@ fn uploaded_depth_is_tested_exactly_not_assumed_cleared() {
 /// order): the image and every draw's statistics equal those of the same draws run one
 /// pass each (batches of one) — across depth writes, Hi-Z rejection and a compare-direction
 /// flip, blending, discard, viewport and scissor changes, on a target of several tiles.
+/// Batching draws changes no pixel and, with every quad that passes early Z shaded, no
+/// statistic. (With hidden-surface removal a batch's later opaque draws also spare the
+/// earlier ones' hidden pixels from shading: fewer invocations than draws run one by one.)
 #[test]
 fn a_batch_of_draws_equals_the_draws_one_by_one() {
-    let s = Setup::new();
+    let s = Setup::with_hidden_surface_removal(false);
     let less = s.pipeline("fs", Some(depth_less()), None, 1);
     let blend = s.pipeline(
         "fs",
@@ -1358,4 +1377,152 @@ fn fs(i: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32
     let (by_quads, _) = render_with(&quads, &vb, 15);
     assert!(rows_stats[1] > 0, "whole blocks: {rows_stats:?}");
     assert!(by_rows == by_quads, "the layers' images differ");
+}
+
+/// Hidden-surface removal changes no pixel and no occlusion-query result, only how much is
+/// shaded: every pixel it leaves out is one an immediate-mode run shades and a later opaque
+/// quad overwrites. Draws of several kinds take turns in one batch — opaque ones that hold
+/// their quads (less, less-equal and greater compares), blending and discarding ones that
+/// must see the held quads' colours first — over a target of several tiles, and one tile
+/// holds more quads than the hold limit.
+#[test]
+fn hidden_surface_removal_changes_no_pixel() {
+    let (w, h) = (150, 90);
+    let render = |on: bool| {
+        let s = Setup::with_hidden_surface_removal(on);
+        let with = |compare: CompareFunction| DepthStencilState {
+            depth_compare: compare,
+            ..depth_less()
+        };
+        let less = s.pipeline("fs", Some(depth_less()), None, 1);
+        let less_equal = s.pipeline("fs", Some(with(CompareFunction::LessEqual)), None, 1);
+        let greater = s.pipeline("fs", Some(with(CompareFunction::Greater)), None, 1);
+        let blend = s.pipeline(
+            "fs",
+            Some(depth_less()),
+            Some(BlendState::ALPHA_BLENDING),
+            1,
+        );
+        let discard = s.pipeline("fs_discard_left", Some(depth_less()), None, 1);
+        // Twenty whole-target layers, each nearer than the last (every quad passes early Z:
+        // a tile's 1,024 quads twenty times over the hold limit's 16,384), then overlapping
+        // rectangles of every kind.
+        let mut layers = Vec::new();
+        for i in 0..20 {
+            let c = i as f32 / 20.0;
+            layers.extend(quad(
+                -1.0,
+                -1.0,
+                1.0,
+                1.0,
+                0.95 - 0.01 * i as f32,
+                [c, 1.0 - c, 0.5, 1.0],
+            ));
+        }
+        let draws: Vec<(&RenderPipeline, Buffer)> = vec![
+            (&less, s.vertex_buffer(&layers)),
+            (
+                &less,
+                s.vertex_buffer(&quad(-0.8, -0.9, 0.5, 0.7, 0.6, [0.1, 0.8, 0.3, 1.0])),
+            ),
+            (
+                &less_equal,
+                s.vertex_buffer(&quad(-0.3, -0.5, 0.9, 0.9, 0.6, [0.2, 0.2, 0.9, 1.0])),
+            ),
+            (
+                &blend,
+                s.vertex_buffer(&quad(-0.6, -0.2, 0.7, 0.95, 0.5, [0.7, 0.7, 0.1, 0.5])),
+            ),
+            (
+                &less,
+                s.vertex_buffer(&quad(-1.0, -1.0, 0.2, 0.3, 0.4, [0.3, 0.9, 0.9, 1.0])),
+            ),
+            (
+                &greater,
+                s.vertex_buffer(&quad(-0.5, -0.5, 0.5, 0.5, 0.45, [1.0, 1.0, 1.0, 1.0])),
+            ),
+            (
+                &less,
+                s.vertex_buffer(&quad(-0.9, -0.1, 0.9, 0.4, 0.2, [0.9, 0.1, 0.1, 1.0])),
+            ),
+            (
+                &discard,
+                s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.1, [0.5, 0.1, 0.6, 1.0])),
+            ),
+            (
+                &less,
+                s.vertex_buffer(&quad(0.0, -1.0, 1.0, 0.0, 0.05, [0.6, 0.6, 0.6, 1.0])),
+            ),
+        ];
+        // One occlusion query over all the draws (they stay one batch).
+        let set = s
+            .device
+            .create_query_set(&QuerySetDescriptor {
+                label: None,
+                ty: QueryType::Occlusion,
+                count: 1,
+            })
+            .unwrap();
+        let resolved = s
+            .device
+            .create_buffer(&BufferDescriptor {
+                label: None,
+                size: 8,
+                usage: BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC,
+            })
+            .unwrap();
+        let out = s
+            .device
+            .create_buffer(&BufferDescriptor {
+                label: None,
+                size: 8,
+                usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+            })
+            .unwrap();
+        let color = target(&s.device, w, h, TextureFormat::Rgba8Unorm, 1);
+        let depth = target(&s.device, w, h, TextureFormat::Depth32Float, 1);
+        let (cv, dv) = (color.create_view(), depth.create_view());
+        let mut encoder = s.device.create_command_encoder();
+        {
+            let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+                color_attachments: &clear_pass(&cv),
+                depth_stencil_attachment: cleared_depth(&dv),
+                occlusion_query_set: Some(&set),
+                ..Default::default()
+            });
+            pass.begin_occlusion_query(0);
+            for (p, b) in &draws {
+                pass.set_pipeline(p);
+                pass.set_vertex_buffer(0, b, 0, None);
+                pass.draw(0..b.size() as u32 / 28, 0..1);
+            }
+            pass.end_occlusion_query();
+        }
+        encoder.resolve_query_set(&set, 0..1, &resolved, 0);
+        encoder.copy_buffer_to_buffer(&resolved, 0, &out, 0, 8);
+        s.queue.submit([encoder.finish().unwrap()]).unwrap();
+        let queries = out.read().unwrap();
+        let stats = s.queue.take_stats().total();
+        (s.queue.read_texture(&color).unwrap(), queries, stats)
+    };
+    let (image, queries, with) = render(true);
+    let (image_off, queries_off, without) = render(false);
+    assert!(image == image_off, "the images differ");
+    assert_eq!(queries, queries_off, "occlusion queries");
+    assert_eq!(
+        (without.hidden_quads_removed, without.hidden_pixels_removed),
+        (0, 0)
+    );
+    assert!(with.hidden_quads_removed > 20_000, "{with:?}");
+    assert_eq!(
+        with.fragment_shader_invocations + with.hidden_pixels_removed,
+        without.fragment_shader_invocations,
+        "every pixel left out is one shaded without the removal"
+    );
+    assert_eq!(
+        with.samples_written + with.hidden_pixels_removed,
+        without.samples_written
+    );
+    assert_eq!(with.early_z_killed, without.early_z_killed);
+    assert_eq!(with.depth_samples_written, without.depth_samples_written);
 }
