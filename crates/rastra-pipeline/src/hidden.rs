@@ -114,6 +114,9 @@ impl TileOwners {
     /// still owns: what it alone will write.
     #[inline(always)]
     pub fn still_owned(&self, place: usize, number: u32, pass: u32) -> u32 {
+        // (A quad's place is a multiple of four below TILE_PIXELS: the mask changes nothing
+        // and shows the four words in bounds.)
+        let place = place & (TILE_PIXELS - 4);
         let words: &[u32; 4] = (&self.owner[place..place + 4])
             .try_into()
             .expect("a quad's words");

@@ -250,20 +250,19 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         // The quads that still own pixels, moved down in place with only those pixels.
         let (mut kept_quads, mut removed) = (0, 0u32);
         for i in 0..held.len() {
-            let h = held[i];
+            let h = &held[i];
             let passed = u32::from_le_bytes(h.quad.coverage);
             let place = TileOwners::block_base(h.quad.x, h.quad.y) + (h.element & 0x3c) as usize;
             let kept = owners.still_owned(place, h.number, passed);
             // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
             // byte sums them.)
             removed += (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
-            held[kept_quads] = Pending {
-                quad: Quad {
-                    coverage: kept.to_le_bytes(),
-                    ..h.quad
-                },
-                ..h
-            };
+            // (Most quads keep every pixel and stay where they are.)
+            if kept != passed || kept_quads != i {
+                let mut moved = *h;
+                moved.quad.coverage = kept.to_le_bytes();
+                held[kept_quads] = moved;
+            }
             kept_quads += (kept != 0) as usize;
         }
         counters.hidden_pixels_removed += removed as u64;
@@ -271,8 +270,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         self.samples_passed += removed as u64;
         let mut result = Ok(());
         for warp in held[..kept_quads].chunks(QUADS_PER_WARP) {
-            self.pending.extend_from_slice(warp);
-            result = self.flush(budget, counters);
+            // Shaded where they are (as the pending warp would be).
+            result = flush_for_cpu(self, warp, budget, counters);
             if result.is_err() {
                 break;
             }
@@ -381,7 +380,14 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         budget: &mut u64,
         counters: &mut Counters,
     ) -> Result<(), rastra_shader::ExecError> {
-        flush_for_cpu(self, budget, counters)
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        let result = flush_for_cpu(self, &pending, budget, counters);
+        pending.clear();
+        self.pending = pending;
+        result
     }
 }
 
@@ -883,19 +889,19 @@ rastra_texture::multiversion! {
 /// loops are IEEE-exact multiplies and adds, its bit counts exact either way).
 fn flush_for_cpu<'a, 'fb, 's>(
     pipe: &'s mut PixelPipe<'a, 'fb>,
+    pending: &'s [Pending<'a>],
     budget: &'s mut u64,
     counters: &'s mut Counters,
 ) -> Result<(), rastra_shader::ExecError> {
-    if pipe.pending.is_empty() {
+    if pending.is_empty() {
         return Ok(());
     }
     let Some(warp) = pipe.warp.as_mut() else {
-        pipe.pending.clear();
         return Ok(());
     };
     let p = pipe.pipeline;
     let words = p.varying_words as usize;
-    let lanes = pipe.pending.len() * 4;
+    let lanes = pending.len() * 4;
     // This warp's inputs are written below: the registers no longer hold a block's.
     if let Some(kept) = &mut pipe.kept_inputs {
         kept.clear();
@@ -907,26 +913,25 @@ fn flush_for_cpu<'a, 'fb, 's>(
     let center = &mut pipe.center;
     // Quads of one triangle (a big triangle's blocks): its planes and vertex values
     // are used once for the whole warp.
-    let first = &pipe.pending[0];
-    let shared = pipe
-        .pending
+    let first = pending[0];
+    let shared = pending
         .iter()
         .all(|p| std::ptr::eq(p.tri, first.tri) && std::ptr::eq(p.attrs, first.attrs));
-    let groups = if shared { 1 } else { pipe.pending.len() };
+    let groups = if shared { 1 } else { pending.len() };
     // Weights only when some quad's triangle has an attribute that is not constant (a
     // constant one is its value everywhere, `interpolate::constant_word`) or the shader
     // reads 1 / w; shading points only for the weights or the depth.
     let [_, _, z_read, w_read] = p.frag_position_read;
-    let all_constant = pipe.pending[..groups]
+    let all_constant = pending[..groups]
         .iter()
         .all(|pend| pend.tri.constant_attrs);
     let weighted = w_read || !all_constant;
-    for (q, pend) in pipe.pending.iter().enumerate() {
+    for (q, pend) in pending.iter().enumerate() {
         helpers |= (uncovered_pixels(pend.quad.coverage) as Mask) << (q * 4);
     }
     if weighted || z_read {
         center.begin(shared.then_some(first.tri));
-        for (q, pend) in pipe.pending.iter().enumerate() {
+        for (q, pend) in pending.iter().enumerate() {
             center.set_quad(q, pend.tri, pend.quad.x, pend.quad.y);
         }
     }
@@ -936,7 +941,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         // Partly covered pixels move to their first covered sample.
         let full = pipe.pattern.full_mask();
         let mut centroid = *center;
-        for (q, pend) in pipe.pending.iter().enumerate() {
+        for (q, pend) in pending.iter().enumerate() {
             for (i, &cov) in pend.raster.iter().enumerate() {
                 if cov != 0 && cov != full {
                     let [ox, oy] = pipe.pattern.offsets[cov.trailing_zeros() as usize];
@@ -961,7 +966,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         let [x_read, y_read, z_read, w_read] = p.frag_position_read;
         let r = warp.regs_mut(reg, 4);
         if x_read || y_read {
-            for (q, pend) in pipe.pending.iter().enumerate() {
+            for (q, pend) in pending.iter().enumerate() {
                 // Pixel centres of whole pixels below 2²⁴: exact whichever way they are
                 // added.
                 let x = pend.quad.x as f32 + 0.5;
@@ -980,14 +985,14 @@ fn flush_for_cpu<'a, 'fb, 's>(
     }
     if let Some(reg) = p.front_facing_reg {
         let r = &mut warp.regs_mut(reg, 1)[0];
-        for (q, pend) in pipe.pending.iter().enumerate() {
+        for (q, pend) in pending.iter().enumerate() {
             let facing = pend.tri.front_facing as u32;
             r[q * 4..q * 4 + 4].fill(facing);
         }
     }
     if let Some(reg) = p.sample_mask_in_reg {
         let r = &mut warp.regs_mut(reg, 1)[0];
-        for (q, pend) in pipe.pending.iter().enumerate() {
+        for (q, pend) in pending.iter().enumerate() {
             for i in 0..4 {
                 r[q * 4 + i] = pend.raster[i] as u32;
             }
@@ -1005,10 +1010,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
             for (c, reg) in regs.iter_mut().enumerate() {
                 let word = v.word as usize + c;
                 if shared {
-                    *reg = [pipe.pending[0].attrs[word]; WARP_LANES];
+                    *reg = [pending[0].attrs[word]; WARP_LANES];
                     continue;
                 }
-                for (quad, pend) in reg.chunks_exact_mut(4).zip(&pipe.pending) {
+                for (quad, pend) in reg.chunks_exact_mut(4).zip(pending) {
                     quad.fill(pend.attrs[word]);
                 }
             }
@@ -1019,7 +1024,6 @@ fn flush_for_cpu<'a, 'fb, 's>(
         let mut runs = [(0u8, 0u8); QUADS_PER_WARP];
         let mut run_count = 0;
         if !shared {
-            let pending = &pipe.pending;
             let mut start = 0;
             while start < pending.len() {
                 let first = &pending[start];
@@ -1047,13 +1051,13 @@ fn flush_for_cpu<'a, 'fb, 's>(
                 let word = v.word as usize + c;
                 if shared {
                     // (Its one triangle is not constant: the warp would be all constant.)
-                    let a = pipe.pending[0].attrs;
+                    let a = pending[0].attrs;
                     let values = [a[word], a[words + word], a[2 * words + word]];
                     interpolate_lanes(v.interpolation, weights, lanes, values, reg);
                     continue;
                 }
                 for &(start, end) in runs {
-                    let pend = &pipe.pending[start as usize];
+                    let pend = pending[start as usize];
                     let a = pend.attrs;
                     let quads = start as usize..end as usize;
                     if pend.tri.constant_attrs {
@@ -1085,7 +1089,7 @@ fn flush_for_cpu<'a, 'fb, 's>(
         && p.frag_depth_reg.is_none();
     // Per quad: its position and surviving coverage.
     let mut quads = [(0u32, [0u8; 4]); QUADS_PER_WARP];
-    for (q, pend) in pipe.pending.iter().enumerate() {
+    for (q, pend) in pending.iter().enumerate() {
         // The quad's surviving coverage, one byte per pixel, built in a register (bytes
         // stored one by one and read back as a word stall the store buffer).
         let mut cov_word = 0u32;
@@ -1144,11 +1148,10 @@ fn flush_for_cpu<'a, 'fb, 's>(
         }
         quads[q] = (pend.element, cov_word.to_le_bytes());
     }
-    let quads = &quads[..pipe.pending.len()];
+    let quads = &quads[..pending.len()];
     for (surface, regs) in color_writes(p, &pipe.colors, warp) {
         count_writes(counters, write_target(surface, samples as usize, quads, regs));
     }
-    pipe.pending.clear();
     Ok(())
 }
 }
