@@ -51,6 +51,11 @@ pub struct RenderArgs {
     /// statistics are the same for any count.
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
+    /// Shade every quad that passes early Z, as an immediate-mode GPU does, instead of
+    /// leaving out those later opaque quads of the same tile overwrite. The image is the
+    /// same; the shading statistics show what the removal saves.
+    #[arg(long)]
+    no_hidden_surface_removal: bool,
 }
 
 #[derive(clap::Args)]
@@ -160,6 +165,7 @@ fn main() -> ExitCode {
             out: "rastra.png".into(),
             stats: None,
             threads: None,
+            no_hidden_surface_removal: false,
         }),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),

@@ -37,6 +37,10 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         .render(
             &DeviceDescriptor {
                 threads: args.threads,
+                features: rastra::DeviceFeatures {
+                    hidden_surface_removal: !args.no_hidden_surface_removal,
+                    ..Default::default()
+                },
                 ..DeviceDescriptor::default()
             },
             1,

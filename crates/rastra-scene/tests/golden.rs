@@ -277,3 +277,47 @@ fn compute_identical_for_any_thread_count() {
         );
     }
 }
+
+/// Hidden-surface removal changes no pixel of the scenes, only how many pixels are shaded:
+/// every pixel it leaves out is one that shading every quad would have shaded (and a later
+/// quad overwritten).
+#[test]
+fn identical_with_and_without_hidden_surface_removal() {
+    let frames = [
+        builtin::scene(200, 120, 1),
+        rastra_scene::workloads::textured_cubes(128, 72, 900),
+        rastra_scene::workloads::small_triangles(128, 96, 3_000),
+        many_small_draws(),
+    ];
+    let mut removed = 0;
+    for (k, frame) in frames.iter().enumerate() {
+        let render = |on: bool| {
+            frame
+                .render(
+                    &DeviceDescriptor {
+                        features: rastra::DeviceFeatures {
+                            hidden_surface_removal: on,
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    },
+                    1,
+                )
+                .expect("the scene renders")
+        };
+        let (with, without) = (render(true), render(false));
+        assert!(
+            with.pixels == without.pixels,
+            "frame {k}: the image changed"
+        );
+        let (w, wo) = (with.stats.total(), without.stats.total());
+        assert_eq!(wo.hidden_pixels_removed, 0);
+        assert_eq!(
+            w.fragment_shader_invocations + w.hidden_pixels_removed,
+            wo.fragment_shader_invocations,
+            "frame {k}"
+        );
+        removed += w.hidden_pixels_removed;
+    }
+    assert!(removed > 0, "no scene had a hidden pixel to remove");
+}
