@@ -652,7 +652,7 @@ fn back_end(
                         }
                         // Held quads are bounded: past the limit, this draw's and every
                         // earlier one's are shaded.
-                        if pixels.held_quads() >= HELD_QUADS_MAX {
+                        if owners.held() >= HELD_QUADS_MAX {
                             result = release_held(
                                 pipes,
                                 &mut tile_results,
@@ -752,8 +752,8 @@ fn back_end(
     Ok(())
 }
 
-/// The most quads a tile holds for hidden-surface removal before it shades them (each about
-/// 48 bytes: 16 of them are a tile's pixels four times over).
+/// The most quads a tile holds for hidden-surface removal (over all its draws) before it
+/// shades them (each 48 bytes: 16 Ki of them are a tile's quads sixteen times over).
 const HELD_QUADS_MAX: usize = 16 * 1024;
 
 /// Shades the quads the tile's pipes hold ([`PixelPipe::release_held`]), in API order:

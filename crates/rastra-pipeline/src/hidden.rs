@@ -144,6 +144,13 @@ impl TileOwners {
         }
     }
 
+    /// How many quads were numbered since the last [`TileOwners::restart`]: the quads the
+    /// tile's pipes hold.
+    #[inline(always)]
+    pub fn held(&self) -> usize {
+        self.next as usize
+    }
+
     /// Starts numbering again (the held quads were all released).
     #[inline(always)]
     pub fn restart(&mut self) {

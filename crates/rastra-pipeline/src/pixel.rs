@@ -227,11 +227,6 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         !self.held.is_empty()
     }
 
-    /// How many quads are held.
-    pub fn held_quads(&self) -> usize {
-        self.held.len()
-    }
-
     /// Shades the held quads, in the order they were held, each with only the pixels it
     /// still owns in `owners` (the others are overwritten by later held quads, of this pipe
     /// or a later one); a quad that owns none is not shaded. The pixels left out passed
