@@ -695,10 +695,10 @@ unsafe fn push_early_pairs_avx2<'a, 'fb, 's>(
     // (the block's words at the same Morton places as its depths), numbering the quads
     // that passed some pixel in order.
     let holds = pipe.holds;
+    let mut number = *owners.numbers();
     let owned = owners
         .block_mut(TileOwners::block_base(block.0, block.1))
         .as_mut_ptr();
-    let mut number = *owners.numbers();
     let mut k = 0;
     while k + 1 < quads.len() {
         let pair = [quads[k], quads[k + 1]];
