@@ -1419,41 +1419,30 @@ fn hidden_surface_removal_changes_no_pixel() {
                 [c, 1.0 - c, 0.5, 1.0],
             ));
         }
-        let draws: Vec<(&RenderPipeline, Buffer)> = vec![
-            (&less, s.vertex_buffer(&layers)),
-            (
-                &less,
-                s.vertex_buffer(&quad(-0.8, -0.9, 0.5, 0.7, 0.6, [0.1, 0.8, 0.3, 1.0])),
-            ),
+        // (Pipeline, rectangle x0 y0 x1 y1, depth, colour.)
+        let rects: [(&RenderPipeline, [f32; 4], f32, [f32; 4]); 8] = [
+            (&less, [-0.8, -0.9, 0.5, 0.7], 0.6, [0.1, 0.8, 0.3, 1.0]),
             (
                 &less_equal,
-                s.vertex_buffer(&quad(-0.3, -0.5, 0.9, 0.9, 0.6, [0.2, 0.2, 0.9, 1.0])),
+                [-0.3, -0.5, 0.9, 0.9],
+                0.6,
+                [0.2, 0.2, 0.9, 1.0],
             ),
-            (
-                &blend,
-                s.vertex_buffer(&quad(-0.6, -0.2, 0.7, 0.95, 0.5, [0.7, 0.7, 0.1, 0.5])),
-            ),
-            (
-                &less,
-                s.vertex_buffer(&quad(-1.0, -1.0, 0.2, 0.3, 0.4, [0.3, 0.9, 0.9, 1.0])),
-            ),
-            (
-                &greater,
-                s.vertex_buffer(&quad(-0.5, -0.5, 0.5, 0.5, 0.45, [1.0, 1.0, 1.0, 1.0])),
-            ),
-            (
-                &less,
-                s.vertex_buffer(&quad(-0.9, -0.1, 0.9, 0.4, 0.2, [0.9, 0.1, 0.1, 1.0])),
-            ),
-            (
-                &discard,
-                s.vertex_buffer(&quad(-1.0, -1.0, 1.0, 1.0, 0.1, [0.5, 0.1, 0.6, 1.0])),
-            ),
-            (
-                &less,
-                s.vertex_buffer(&quad(0.0, -1.0, 1.0, 0.0, 0.05, [0.6, 0.6, 0.6, 1.0])),
-            ),
+            (&blend, [-0.6, -0.2, 0.7, 0.95], 0.5, [0.7, 0.7, 0.1, 0.5]),
+            (&less, [-1.0, -1.0, 0.2, 0.3], 0.4, [0.3, 0.9, 0.9, 1.0]),
+            (&greater, [-0.5, -0.5, 0.5, 0.5], 0.45, [1.0, 1.0, 1.0, 1.0]),
+            (&less, [-0.9, -0.1, 0.9, 0.4], 0.2, [0.9, 0.1, 0.1, 1.0]),
+            (&discard, [-1.0, -1.0, 1.0, 1.0], 0.1, [0.5, 0.1, 0.6, 1.0]),
+            (&less, [0.0, -1.0, 1.0, 0.0], 0.05, [0.6, 0.6, 0.6, 1.0]),
         ];
+        let draws: Vec<(&RenderPipeline, Buffer)> = std::iter::once((&less, layers))
+            .chain(
+                rects
+                    .iter()
+                    .map(|&(p, [x0, y0, x1, y1], z, c)| (p, quad(x0, y0, x1, y1, z, c))),
+            )
+            .map(|(p, v)| (p, s.vertex_buffer(&v)))
+            .collect();
         // One occlusion query over all the draws (they stay one batch).
         let set = s
             .device
