@@ -696,7 +696,10 @@ fn back_end(
                         refresh_bounds(b, blocks, mode, &rect, *format, surface, layout, samples);
                     }
                     charge(start - local);
-                    result?;
+                    if let Err(e) = result {
+                        abandon_held(pipes, owners);
+                        return Err(e.into());
+                    }
                     tile_results.push((s, counters, None, 0));
                 }
                 // The held quads last, then what each draw's pixel pipe gathered.
@@ -705,7 +708,10 @@ fn back_end(
                 if holding {
                     let result = release_held(pipes, &mut tile_results, None, owners, &mut local);
                     charge(start - local);
-                    result?;
+                    if let Err(e) = result {
+                        abandon_held(pipes, owners);
+                        return Err(e.into());
+                    }
                 }
                 for (s, _, texels, passed) in &mut tile_results {
                     let pixels = pipes[*s].as_deref_mut().expect("made for the tile");
@@ -779,6 +785,15 @@ fn release_held(
     }
     owners.restart();
     Ok(())
+}
+
+/// Drops the quads a failed tile's pipes still hold, unshaded: the draw has failed, and the
+/// worker's next tile must start with none.
+fn abandon_held(pipes: &mut [Option<Box<PixelPipe<'_, '_>>>], owners: &mut TileOwners) {
+    for pixels in pipes.iter_mut().flatten() {
+        pixels.abandon_held();
+    }
+    owners.restart();
 }
 
 /// How many of a tile's triangles in a draw that tests and writes depth are rasterized

@@ -222,6 +222,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         self.holds
     }
 
+    /// Drops the held quads unshaded (their tile failed).
+    pub fn abandon_held(&mut self) {
+        self.held.clear();
+    }
+
     /// Whether quads are held, waiting for [`PixelPipe::release_held`].
     pub fn is_holding(&self) -> bool {
         !self.held.is_empty()

@@ -1515,3 +1515,56 @@ fn hidden_surface_removal_changes_no_pixel() {
     assert_eq!(with.early_z_killed, without.early_z_killed);
     assert_eq!(with.depth_samples_written, without.depth_samples_written);
 }
+
+/// A runaway fragment shader in a draw whose quads are held for hidden-surface removal
+/// (shaded only when its tiles are done) loses the device like any other, over a target of
+/// many tiles and on every worker; the device then reports itself lost.
+#[test]
+fn runaway_held_fragment_shader_loses_the_device() {
+    let (device, queue) = Device::new(&DeviceDescriptor {
+        shader_instruction_budget: 1 << 22,
+        ..Default::default()
+    });
+    let looping = format!(
+        "{SHADER}\n{}",
+        r#"
+@fragment
+fn fs_loop(i: VertexOut) -> @location(0) vec4<f32> {
+    var x = i.color;
+    loop { x = x * 0.5 + vec4(0.25); }
+    return x;
+}
+"#
+    );
+    let module = module(&device, &looping).unwrap();
+    let s = Setup {
+        device,
+        queue,
+        module,
+    };
+    let p = s.pipeline("fs_loop", Some(depth_less()), None, 1);
+    let (w, h) = (300, 200);
+    let color = target(&s.device, w, h, TextureFormat::Rgba8Unorm, 1);
+    let depth = target(&s.device, w, h, TextureFormat::Depth32Float, 1);
+    let (cv, dv) = (color.create_view(), depth.create_view());
+    let mut v = quad(-1.0, -1.0, 1.0, 1.0, 0.5, [0.2, 0.4, 0.6, 1.0]);
+    v.extend(quad(-1.0, -1.0, 0.0, 1.0, 0.3, [0.9, 0.1, 0.1, 1.0]));
+    let vb = s.vertex_buffer(&v);
+    let mut encoder = s.device.create_command_encoder();
+    {
+        let mut pass = encoder.begin_render_pass(&RenderPassDescriptor {
+            color_attachments: &clear_pass(&cv),
+            depth_stencil_attachment: cleared_depth(&dv),
+            ..Default::default()
+        });
+        pass.set_pipeline(&p);
+        pass.set_vertex_buffer(0, &vb, 0, None);
+        pass.draw(0..12, 0..1);
+    }
+    let err = s.queue.submit([encoder.finish().unwrap()]).unwrap_err();
+    assert!(
+        matches!(&err, Error::DeviceLost(m) if m.contains("budget")),
+        "{err}"
+    );
+    assert!(s.device.lost_reason().is_some());
+}
