@@ -9,16 +9,16 @@
 //! depth test before it needs any pixel shaded.
 //!
 //! rastra does it this way. The quads of *opaque* draws (see [`PixelPipe::holds`]: depth
-//! tested and written before shading, one sample per pixel, every colour target replaced
-//! whole, a fragment program with no effect but its outputs and no discard) are not shaded
-//! when they pass early Z: they are held, in API order, and each pixel they pass is marked in
-//! this module's [`TileOwners`] as owned by the quad, which overwrites the mark left by any
-//! earlier quad. When the tile's draws are done, or before anything that must see their
-//! colours (a draw of another kind), the held quads are released in order: a pixel still
-//! owned by its quad is shaded and written as before, a pixel whose mark a later quad took
-//! is not (that later quad passed the depth test there and writes every channel of every
-//! target after it), and a quad with no pixel left is not shaded at all. A quad with some
-//! pixels left shades the others as helper lanes, as for any uncovered pixel.
+//! tested and written before shading, every colour target replaced whole, a fragment
+//! program with no effect but its outputs and no discard) are not shaded when they pass
+//! early Z: they are held, in API order, and each pixel (with MSAA, each sample) they pass
+//! is marked in this module's [`TileOwners`] as owned by the quad, which overwrites the mark
+//! left by any earlier quad. When the tile's draws are done, or before anything that must
+//! see their colours (a draw of another kind), the held quads are released in order: a
+//! sample still owned by its quad is shaded and written as before, a sample whose mark a
+//! later quad took is not (that later quad passed the depth test there and writes every
+//! channel of every target after it), a pixel with no sample left runs as a helper lane, as
+//! for any uncovered pixel, and a quad with none left is not shaded at all.
 //!
 //! Images are what immediate shading gives, bit for bit: only writes that a later write
 //! replaces whole are dropped. What changes are the shading statistics — fewer fragment
@@ -35,22 +35,27 @@ use crate::raster::BLOCK_SIZE;
 /// Pixels in a screen tile.
 pub const TILE_PIXELS: usize = (TILE_SIZE * TILE_SIZE) as usize;
 
+/// The most samples per pixel a held quad has (4× MSAA).
+pub const MAX_SAMPLES: usize = 4;
+
 /// Per pixel of the tile at hand, the number of the held quad that last passed the early
 /// depth test there, laid out block by block (8×8 blocks in raster order, Morton order
-/// inside a block) so that a quad's four pixels are four consecutive words.
+/// inside a block) so that a quad's four pixels are four consecutive words. With several
+/// samples per pixel ownership is per sample: pixel `p`'s sample `s` is word
+/// `p · samples + s` (the one-sample layout scaled), a quad's words still consecutive.
 ///
 /// Numbers restart at 0 whenever the held quads are released ([`TileOwners::restart`]): a
 /// held quad's pixels are marked when it is held, so a mark left from an earlier tile or an
 /// earlier release is always overwritten before anything compares against it.
 pub struct TileOwners {
-    owner: Box<[u32; TILE_PIXELS]>,
+    owner: Box<[u32; TILE_PIXELS * MAX_SAMPLES]>,
     next: u32,
 }
 
 impl Default for TileOwners {
     fn default() -> Self {
         TileOwners {
-            owner: Box::new([0; TILE_PIXELS]),
+            owner: Box::new([0; TILE_PIXELS * MAX_SAMPLES]),
             next: 0,
         }
     }
@@ -91,6 +96,35 @@ impl TileOwners {
                 *w = number;
             }
         }
+    }
+
+    /// Marks the samples of the quad at `place` whose bits are set in `pass` (pixel `i`'s
+    /// samples in byte `i`, `samples` of them, at most [`MAX_SAMPLES`]) as owned by quad
+    /// `number`.
+    #[inline(always)]
+    pub fn mark_samples(&mut self, place: usize, number: u32, pass: u32, samples: usize) {
+        debug_assert!(samples <= MAX_SAMPLES);
+        let words = &mut self.owner[place * samples..(place + 4) * samples];
+        for (k, w) in words.iter_mut().enumerate() {
+            let (i, s) = (k / samples, k % samples);
+            if pass >> (8 * i + s) & 1 != 0 {
+                *w = number;
+            }
+        }
+    }
+
+    /// The bits of `pass` (pixel `i`'s samples in byte `i`, `samples` of them) whose sample
+    /// quad `number` at `place` still owns ([`TileOwners::mark_samples`]).
+    #[inline(always)]
+    pub fn samples_still_owned(&self, place: usize, number: u32, pass: u32, samples: usize) -> u32 {
+        debug_assert!(samples <= MAX_SAMPLES);
+        let words = &self.owner[place * samples..(place + 4) * samples];
+        let mut keep = 0u32;
+        for (k, &w) in words.iter().enumerate() {
+            let (i, s) = (k / samples, k % samples);
+            keep |= ((w == number) as u32) << (8 * i + s);
+        }
+        pass & keep
     }
 
     /// The 64 words of the block whose words start at `base` ([`TileOwners::block_base`]),
@@ -194,5 +228,29 @@ mod tests {
         assert_eq!(owners.still_owned(at, second, 0x0001_0001), 0x0001_0001);
         owners.restart();
         assert_eq!(owners.take_number(), 0);
+    }
+
+    #[test]
+    fn with_four_samples_ownership_is_per_sample() {
+        let mut owners = TileOwners::default();
+        let at = TileOwners::place(62, 6);
+        owners.mark_samples(at, 7, 0x0f0f_0f0f, 4);
+        // A later quad passes samples 0 and 1 of pixel 0 and every sample of pixel 3.
+        owners.mark_samples(at, 8, 0x0f00_0003, 4);
+        assert_eq!(
+            owners.samples_still_owned(at, 7, 0x0f0f_0f0f, 4),
+            0x000f_0f0c
+        );
+        assert_eq!(
+            owners.samples_still_owned(at, 8, 0x0f00_0003, 4),
+            0x0f00_0003
+        );
+        // The last quad of the tile's last place stays inside the words.
+        let last = TileOwners::place(TILE_SIZE - 2, TILE_SIZE - 2);
+        owners.mark_samples(last, 9, 0x0808_0808, 4);
+        assert_eq!(
+            owners.samples_still_owned(last, 9, 0x0f0f_0f0f, 4),
+            0x0808_0808
+        );
     }
 }

@@ -19,7 +19,7 @@ use rastra_stats::Counters;
 use rastra_texture::{CacheConfig, TextureUnit, morton8, tiled_element};
 
 use crate::depth::DepthUnit;
-use crate::hidden::TileOwners;
+use crate::hidden::{MAX_SAMPLES, TileOwners};
 use crate::interpolate::{
     ROWS_PER_WARP, WarpPoints, WarpWeights, depth_at, depth_at_quad, interpolate_lanes,
     interpolate_quads,
@@ -166,9 +166,10 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             layouts.all(|l| l.tiles_x == tiles_x),
             "a pass's attachments are one size (validated when it begins)"
         );
-        // A held quad is dropped where a later held quad passed depth, so every held quad
-        // must write every channel of every colour surface, with nothing but its outputs
-        // (which depend on its own quad only), and keep each pixel it passed early Z at.
+        // A held quad's sample is dropped where a later held quad passed depth, so every
+        // held quad must write every channel of every colour surface, with nothing but its
+        // outputs (which depend on its own quad only), and keep each sample it passed early
+        // Z at.
         let holds = remove_hidden
             && pipeline
                 .desc
@@ -177,7 +178,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
                 .is_some_and(|f| !f.uses_discard && f.is_quad_local())
             && pipeline.depth_mode == DepthMode::EarlyTestWrite
             && pipeline.frag_depth_reg.is_none()
-            && pattern.count == 1
+            && pattern.count as usize <= MAX_SAMPLES
             && depth.as_ref().is_some_and(|d| d.write_enabled)
             && colors.iter().enumerate().all(|(k, c)| {
                 c.as_ref().is_none_or(|c| {
@@ -214,8 +215,8 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
 
     /// Whether this pipe holds the quads that pass early Z for hidden-surface removal
     /// ([`crate::hidden`]) instead of shading them at once: the device removes hidden
-    /// surfaces, depth is tested and written before shading (no discard, no shader depth)
-    /// with one sample per pixel, every colour surface of the framebuffer is replaced whole
+    /// surfaces, depth is tested and written before shading (no discard, no shader depth),
+    /// every colour surface of the framebuffer is replaced whole
     /// by a shader output (no blending, every channel written), and the fragment program
     /// has no effect but its outputs ([`rastra_shader::Program::is_quad_local`]).
     pub fn holds(&self) -> bool {
@@ -232,10 +233,11 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         !self.held.is_empty()
     }
 
-    /// Shades the held quads, in the order they were held, each with only the pixels it
+    /// Shades the held quads, in the order they were held, each with only the samples it
     /// still owns in `owners` (the others are overwritten by later held quads, of this pipe
-    /// or a later one); a quad that owns none is not shaded. The pixels left out passed
-    /// every test: they count for occlusion queries.
+    /// or a later one): a pixel left with none is a helper lane, a quad left with none is
+    /// not shaded. The samples left out passed every test: they count for occlusion
+    /// queries.
     pub fn release_held(
         &mut self,
         owners: &TileOwners,
@@ -247,16 +249,29 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             "a holding pipe queues nothing else"
         );
         let mut held = std::mem::take(&mut self.held);
-        // The quads that still own pixels, moved down in place with only those pixels.
-        let (mut kept_quads, mut removed) = (0, 0u32);
+        let samples = self.pattern.count as usize;
+        // The quads that still own samples, moved down in place with only those samples;
+        // the samples and the pixels (every sample gone) left out.
+        let (mut kept_quads, mut removed, mut removed_pixels) = (0, 0u32, 0u32);
         for i in 0..held.len() {
             let h = &held[i];
             let passed = u32::from_le_bytes(h.quad.coverage);
             let place = TileOwners::block_base(h.quad.x, h.quad.y) + (h.element & 0x3c) as usize;
-            let kept = owners.still_owned(place, h.number, passed);
-            // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
-            // byte sums them.)
-            removed += (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
+            let kept = if samples == 1 {
+                let kept = owners.still_owned(place, h.number, passed);
+                // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
+                // byte sums them.)
+                let gone = (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
+                removed += gone;
+                removed_pixels += gone;
+                kept
+            } else {
+                let kept = owners.samples_still_owned(place, h.number, passed, samples);
+                removed += (passed & !kept).count_ones();
+                removed_pixels += (4 - uncovered_pixels(passed.to_le_bytes()).count_ones())
+                    - (4 - uncovered_pixels(kept.to_le_bytes()).count_ones());
+                kept
+            };
             // (Most quads keep every pixel and stay where they are.)
             if kept != passed || kept_quads != i {
                 let mut moved = *h;
@@ -265,7 +280,7 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
             }
             kept_quads += (kept != 0) as usize;
         }
-        counters.hidden_pixels_removed += removed as u64;
+        counters.hidden_pixels_removed += removed_pixels as u64;
         counters.hidden_quads_removed += (held.len() - kept_quads) as u64;
         self.samples_passed += removed as u64;
         let mut result = Ok(());
@@ -555,11 +570,15 @@ fn push_quad<'a, 'fb, 's>(
     }
     if mode == DepthMode::EarlyTestWrite && pipe.holds {
         let number = owners.take_number();
-        owners.mark(
+        let (place, pass) = (
             TileOwners::place(quad.x, quad.y),
-            number,
             u32::from_le_bytes(quad.coverage),
         );
+        if single_sample {
+            owners.mark(place, number, pass);
+        } else {
+            owners.mark_samples(place, number, pass, pipe.pattern.count as usize);
+        }
         pipe.held.push(Pending {
             tri,
             attrs,

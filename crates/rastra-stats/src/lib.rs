@@ -114,9 +114,9 @@ counters! {
         /// Quads that passed early Z but were never shaded: later opaque quads of the same
         /// tile passed the depth test on every pixel they passed (hidden-surface removal).
         hidden_quads_removed,
-        /// Pixels that passed early Z but were neither shaded nor written because a later
-        /// opaque quad of the same tile overwrote them (lanes of quads still shaded for
-        /// their other pixels ran as helpers).
+        /// Pixels that passed early Z but were neither shaded nor written because later
+        /// opaque quads of the same tile overwrote every sample they passed (lanes of quads
+        /// still shaded for their other pixels ran as helpers).
         hidden_pixels_removed,
     }
     "pixel shading" {
