@@ -37,29 +37,45 @@ use crate::setup::{PixelRect, SUBPIXEL_BITS};
 use crate::state::{Color, ScissorRect, Viewport};
 use crate::workers::Workers;
 
-/// The lowest and highest depth of a triangle's vertices (what [`block_depth_range`]
-/// narrows a block's range by), made once per triangle.
-fn vertex_depth_range(tri: &Triangle) -> (f32, f32) {
-    let vlo = tri.z.iter().copied().fold(f32::INFINITY, f32::min);
-    let vhi = tri.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    (vlo, vhi)
+/// What a triangle's blocks' depth bounds ([`block_depth_range`]) share, made once per
+/// triangle: the lowest and highest depth of its vertices, and the depth plane's change
+/// across a block's width and down its height where each lowers (`lower`) or raises
+/// (`raise`) it — a plane's extremes over a rectangle are at corners; the side is a power
+/// of two, so those changes are exact products.
+#[derive(Clone, Copy)]
+struct DepthSpan {
+    vertices: (f32, f32),
+    lower: [f32; 2],
+    raise: [f32; 2],
+}
+
+impl DepthSpan {
+    fn of(tri: &Triangle) -> DepthSpan {
+        const SIDE: f32 = (BLOCK_SIZE << SUBPIXEL_BITS) as f32;
+        let vlo = tri.z.iter().copied().fold(f32::INFINITY, f32::min);
+        let vhi = tri.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (across, down) = (tri.planes.z[0] * SIDE, tri.planes.z[1] * SIDE);
+        DepthSpan {
+            vertices: (vlo, vhi),
+            lower: [across.min(0.0), down.min(0.0)],
+            raise: [across.max(0.0), down.max(0.0)],
+        }
+    }
 }
 
 /// A lower and an upper bound of a triangle's depth over the 8×8 block at (bx, by): its
-/// depth plane at the block's top-left corner plus the plane's change across the block's
-/// width and height where each lowers or raises it (a plane's extremes over a rectangle are
-/// at corners; the side is a power of two, so those changes are exact products), narrowed
-/// by the vertices' range `(vlo, vhi)` ([`vertex_depth_range`]), widened by a margin for
+/// depth plane at the block's top-left corner plus the changes across the block that lower
+/// or raise it ([`DepthSpan`]), narrowed by the vertices' range, widened by a margin for
 /// f32 rounding.
-fn block_depth_range(tri: &Triangle, (vlo, vhi): (f32, f32), bx: u32, by: u32) -> (f32, f32) {
+#[inline(always)]
+fn block_depth_range(tri: &Triangle, span: &DepthSpan, bx: u32, by: u32) -> (f32, f32) {
     let x0 = (bx as i64) << SUBPIXEL_BITS;
     let y0 = (by as i64) << SUBPIXEL_BITS;
-    const SIDE: f32 = (BLOCK_SIZE << SUBPIXEL_BITS) as f32;
     let z = depth_at(tri, x0, y0);
-    let (across, down) = (tri.planes.z[0] * SIDE, tri.planes.z[1] * SIDE);
-    let lo = z + across.min(0.0) + down.min(0.0);
-    let hi = z + across.max(0.0) + down.max(0.0);
+    let lo = z + span.lower[0] + span.lower[1];
+    let hi = z + span.raise[0] + span.raise[1];
     const MARGIN: f32 = 1.0 / (1 << 20) as f32;
+    let (vlo, vhi) = span.vertices;
     (lo.max(vlo) - MARGIN, hi.min(vhi) + MARGIN)
 }
 
@@ -587,7 +603,7 @@ fn back_end(
                         let chunk = &seg.chunks[c as usize];
                         let tri = &chunk.triangles[index as usize];
                         let attrs = chunk.attrs_of(tri, words);
-                        let vertices = vertex_depth_range(tri);
+                        let span = DepthSpan::of(tri);
                         // The hierarchical Z test of a block, run before its fine
                         // rasterization; a block it passes has its depth and colour bytes
                         // asked for at once (its quads' early-Z tests and ROP writes follow)
@@ -599,7 +615,7 @@ fn back_end(
                             let bit = 1u64 << i;
                             let pass = match hiz_check {
                                 Some((b, compare, (format, _, _), quantized)) => {
-                                    let (zmin, zmax) = block_depth_range(tri, vertices, bx, by);
+                                    let (zmin, zmax) = block_depth_range(tri, &span, bx, by);
                                     let q = |z: f32| {
                                         let z = z.clamp(depth_range[0], depth_range[1]);
                                         if quantized {
@@ -882,11 +898,11 @@ mod tests {
             let Ok(tri) = setup.setup([&p[0], &p[1], &p[2]], 0) else {
                 continue;
             };
-            let vertices = vertex_depth_range(&tri);
+            let span = DepthSpan::of(&tri);
             let b = tri.bounds;
             for by in (b.y0 / BLOCK_SIZE * BLOCK_SIZE..=b.y1).step_by(BLOCK_SIZE as usize) {
                 for bx in (b.x0 / BLOCK_SIZE * BLOCK_SIZE..=b.x1).step_by(BLOCK_SIZE as usize) {
-                    let (lo, hi) = block_depth_range(&tri, vertices, bx, by);
+                    let (lo, hi) = block_depth_range(&tri, &span, bx, by);
                     for pattern in [&PATTERN_1X, &PATTERN_4X] {
                         for (px, py) in (0..BLOCK_SIZE * BLOCK_SIZE)
                             .map(|i| (bx + i % BLOCK_SIZE, by + i / BLOCK_SIZE))

@@ -251,35 +251,13 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         let mut held = std::mem::take(&mut self.held);
         let samples = self.pattern.count as usize;
         // The quads that still own samples, moved down in place with only those samples;
-        // the samples and the pixels (every sample gone) left out.
-        let (mut kept_quads, mut removed, mut removed_pixels) = (0, 0u32, 0u32);
-        for i in 0..held.len() {
-            let h = &held[i];
-            let passed = u32::from_le_bytes(h.quad.coverage);
-            let place = TileOwners::block_base(h.quad.x, h.quad.y) + (h.element & 0x3c) as usize;
-            let kept = if samples == 1 {
-                let kept = owners.still_owned(place, h.number, passed);
-                // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
-                // byte sums them.)
-                let gone = (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
-                removed += gone;
-                removed_pixels += gone;
-                kept
-            } else {
-                let kept = owners.samples_still_owned(place, h.number, passed, samples);
-                removed += (passed & !kept).count_ones();
-                removed_pixels += (4 - uncovered_pixels(passed.to_le_bytes()).count_ones())
-                    - (4 - uncovered_pixels(kept.to_le_bytes()).count_ones());
-                kept
-            };
-            // (Most quads keep every pixel and stay where they are.)
-            if kept != passed || kept_quads != i {
-                let mut moved = *h;
-                moved.quad.coverage = kept.to_le_bytes();
-                held[kept_quads] = moved;
-            }
-            kept_quads += (kept != 0) as usize;
-        }
+        // the samples and the pixels (every sample gone) left out. (The loop made for one
+        // sample per pixel, the usual pattern, and for any.)
+        let (kept_quads, removed, removed_pixels) = if samples == 1 {
+            keep_owned::<true>(&mut held, owners, 1)
+        } else {
+            keep_owned::<false>(&mut held, owners, samples)
+        };
         counters.hidden_pixels_removed += removed_pixels as u64;
         counters.hidden_quads_removed += (held.len() - kept_quads) as u64;
         self.samples_passed += removed as u64;
@@ -404,6 +382,48 @@ impl<'a, 'fb> PixelPipe<'a, 'fb> {
         self.pending = pending;
         result
     }
+}
+
+/// [`PixelPipe::release_held`]'s filter: each held quad's coverage cut to the samples it
+/// still owns in `owners`, the quads left with any moved down in place, in order. Returns
+/// how many quads are left, and the samples and the pixels (every sample gone) left out.
+/// `ONE_SAMPLE`: one sample per pixel (`samples` is 1), as a constant.
+#[inline(always)]
+fn keep_owned<const ONE_SAMPLE: bool>(
+    held: &mut [Pending<'_>],
+    owners: &TileOwners,
+    samples: usize,
+) -> (usize, u32, u32) {
+    debug_assert!(!ONE_SAMPLE || samples == 1);
+    let (mut kept_quads, mut removed, mut removed_pixels) = (0, 0u32, 0u32);
+    for i in 0..held.len() {
+        let h = &held[i];
+        let passed = u32::from_le_bytes(h.quad.coverage);
+        let place = TileOwners::block_base(h.quad.x, h.quad.y) + (h.element & 0x3c) as usize;
+        let kept = if ONE_SAMPLE {
+            let kept = owners.still_owned(place, h.number, passed);
+            // (One sample per pixel: a passing pixel's byte is 1, so the multiply's top
+            // byte sums them.)
+            let gone = (passed & !kept).wrapping_mul(0x0101_0101) >> 24;
+            removed += gone;
+            removed_pixels += gone;
+            kept
+        } else {
+            let kept = owners.samples_still_owned(place, h.number, passed, samples);
+            removed += (passed & !kept).count_ones();
+            removed_pixels += uncovered_pixels(kept.to_le_bytes()).count_ones()
+                - uncovered_pixels(passed.to_le_bytes()).count_ones();
+            kept
+        };
+        // (Most quads keep every pixel and stay where they are.)
+        if kept != passed || kept_quads != i {
+            let mut moved = *h;
+            moved.quad.coverage = kept.to_le_bytes();
+            held[kept_quads] = moved;
+        }
+        kept_quads += (kept != 0) as usize;
+    }
+    (kept_quads, removed, removed_pixels)
 }
 
 /// The pixels of a quad with no covered sample, as bits 0–3 (a helper lane each): the
