@@ -86,18 +86,6 @@ impl TileOwners {
         n
     }
 
-    /// Marks the pixels of the quad at `place` whose byte in `pass` is non-zero (pixel `i`
-    /// in byte `i`) as owned by quad `number`.
-    #[inline(always)]
-    pub fn mark(&mut self, place: usize, number: u32, pass: u32) {
-        let words = &mut self.owner[place..place + 4];
-        for (i, w) in words.iter_mut().enumerate() {
-            if pass >> (8 * i) & 0xff != 0 {
-                *w = number;
-            }
-        }
-    }
-
     /// Marks the samples of the quad at `place` whose bits are set in `pass` (pixel `i`'s
     /// samples in byte `i`, `samples` of them, at most [`MAX_SAMPLES`]) as owned by quad
     /// `number`.
@@ -128,8 +116,8 @@ impl TileOwners {
     }
 
     /// The 64 words of the block whose words start at `base` ([`TileOwners::block_base`]),
-    /// for a caller that marks its quads with vector stores (the same effect as
-    /// [`TileOwners::mark`]), taking numbers with [`TileOwners::numbers`].
+    /// for a caller that marks one-sample quads with vector stores (the same effect as
+    /// [`TileOwners::mark_samples`]), taking numbers with [`TileOwners::numbers`].
     #[inline(always)]
     pub fn block_mut(&mut self, base: usize) -> &mut [u32; 64] {
         (&mut self.owner[base..base + 64])
@@ -221,9 +209,9 @@ mod tests {
         let mut owners = TileOwners::default();
         let at = TileOwners::place(10, 20);
         let first = owners.take_number();
-        owners.mark(at, first, 0x0101_0101);
+        owners.mark_samples(at, first, 0x0101_0101, 1);
         let second = owners.take_number();
-        owners.mark(at, second, 0x0001_0001); // pixels 0 and 2
+        owners.mark_samples(at, second, 0x0001_0001, 1); // pixels 0 and 2
         assert_eq!(owners.still_owned(at, first, 0x0101_0101), 0x0100_0100);
         assert_eq!(owners.still_owned(at, second, 0x0001_0001), 0x0001_0001);
         owners.restart();

@@ -599,11 +599,7 @@ fn push_quad<'a, 'fb, 's>(
             TileOwners::place(quad.x, quad.y),
             u32::from_le_bytes(quad.coverage),
         );
-        if single_sample {
-            owners.mark(place, number, pass);
-        } else {
-            owners.mark_samples(place, number, pass, pipe.pattern.count as usize);
-        }
+        owners.mark_samples(place, number, pass, pipe.pattern.count as usize);
         pipe.held.push(Pending {
             tri,
             attrs,
