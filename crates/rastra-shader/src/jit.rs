@@ -19,7 +19,8 @@
 //! (`liveness`). Every other instruction (texture accesses, atomics, the transcendental
 //! functions, …) calls back into the interpreter's own code for that one instruction, built
 //! for AVX2 and FMA when the CPU has them (`warp::exec_one_wide`; unary operations straight
-//! to their lane loop, `unary_callback`, sine and cosine to functions of their own), so both
+//! to their lane loop, `unary_callback`; sine and cosine, on a CPU with AVX2, called directly
+//! with the two registers' addresses, `trig::sin_file_avx2`), so both
 //! paths share one definition of each and give the same bits. (That includes sin and cos: the
 //! interpreter's eight-lane version of `trig` over a whole warp beat the same operations
 //! emitted here four lanes at a time — blended_layers 7.5% fewer instructions, one thread

@@ -141,16 +141,75 @@ unsafe fn reduced_lanes_avx2(
 ) -> bool {
     use std::arch::x86_64::*;
     let mut outside = _mm256_setzero_ps();
+    let k = splats();
     for (x, o) in a.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
         // SAFETY: eight lanes are 32 readable bytes.
         let bits = unsafe { _mm256_loadu_si256(x.as_ptr().cast()) };
         // SAFETY: AVX2 (this function's contract).
-        let (v, out_of_range) = unsafe { reduced_step_avx2(bits, phase) };
+        let (v, out_of_range) = unsafe { reduced_step_avx2(bits, phase, k) };
         // SAFETY: eight lanes are 32 writable bytes.
         unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), v) };
         outside = _mm256_or_ps(outside, out_of_range);
     }
     _mm256_movemask_ps(outside) != 0
+}
+
+/// The floating-point constants of the AVX2 steps, eight copies each. The steps read them
+/// through a reference the compiler cannot see into ([`splats`]), so at each use, mostly
+/// as a memory operand of the instruction using it: as constants the compiler knows, with
+/// too few vector registers to keep them all, it broadcast them from its constant pool
+/// again in every step (six more instructions a step of the cosine).
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(32))]
+struct Splats {
+    frac_2_pi: [f32; 8],
+    rounder: [f32; 8],
+    p1: [f32; 8],
+    p2: [f32; 8],
+    p3: [f32; 8],
+    s1: [f32; 8],
+    s2: [f32; 8],
+    s3: [f32; 8],
+    c1: [f32; 8],
+    c2: [f32; 8],
+    c3: [f32; 8],
+    half: [f32; 8],
+    one: [f32; 8],
+    range: [f32; 8],
+}
+
+#[cfg(target_arch = "x86_64")]
+static SPLATS: Splats = Splats {
+    frac_2_pi: [std::f32::consts::FRAC_2_PI; 8],
+    rounder: [ROUNDER; 8],
+    p1: [P1; 8],
+    p2: [P2; 8],
+    p3: [P3; 8],
+    s1: [S1; 8],
+    s2: [S2; 8],
+    s3: [S3; 8],
+    c1: [C1; 8],
+    c2: [C2; 8],
+    c3: [C3; 8],
+    half: [0.5; 8],
+    one: [1.0; 8],
+    range: [RANGE; 8],
+};
+
+/// The constants, behind a reference the compiler cannot see into (taken once per call).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn splats() -> &'static Splats {
+    std::hint::black_box(&SPLATS)
+}
+
+/// One of [`Splats`]' rows as a vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn splat(row: &[f32; 8]) -> std::arch::x86_64::__m256 {
+    // SAFETY: eight readable floats.
+    unsafe { std::arch::x86_64::_mm256_loadu_ps(row.as_ptr()) }
 }
 
 /// [`reduced`] of eight lanes (raw bits) in AVX2: the same IEEE operations in the same
@@ -167,16 +226,16 @@ unsafe fn reduced_lanes_avx2(
 unsafe fn reduced_step_avx2(
     bits: std::arch::x86_64::__m256i,
     phase: u32,
+    k: &Splats,
 ) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256) {
     use std::arch::x86_64::*;
-    let c = _mm256_set1_ps;
     let ax = _mm256_castsi256_ps(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff)));
-    let t = _mm256_fmadd_ps(ax, c(std::f32::consts::FRAC_2_PI), c(ROUNDER));
-    let j = _mm256_sub_ps(t, c(ROUNDER));
+    let t = _mm256_fmadd_ps(ax, splat(&k.frac_2_pi), splat(&k.rounder));
+    let j = _mm256_sub_ps(t, splat(&k.rounder));
     // −j · P + r, one rounding each (`fnmadd`).
-    let r = _mm256_fnmadd_ps(j, c(P1), ax);
-    let r = _mm256_fnmadd_ps(j, c(P2), r);
-    let r = _mm256_fnmadd_ps(j, c(P3), r);
+    let r = _mm256_fnmadd_ps(j, splat(&k.p1), ax);
+    let r = _mm256_fnmadd_ps(j, splat(&k.p2), r);
+    let r = _mm256_fnmadd_ps(j, splat(&k.p3), r);
     let z = _mm256_mul_ps(r, r);
     let quadrant = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(phase as i32));
     // Bit 0 of each quadrant in the sign bit: the lanes taking the cosine.
@@ -185,9 +244,9 @@ unsafe fn reduced_step_avx2(
     // SAFETY: AVX2 (this function's contract).
     let v = unsafe {
         match _mm256_movemask_ps(odd) {
-            0 => sin_poly_avx2(r, z),
-            0xff => cos_poly_avx2(z),
-            _ => _mm256_blendv_ps(sin_poly_avx2(r, z), cos_poly_avx2(z), odd),
+            0 => sin_poly_avx2(r, z, k),
+            0xff => cos_poly_avx2(z, k),
+            _ => _mm256_blendv_ps(sin_poly_avx2(r, z, k), cos_poly_avx2(z, k), odd),
         }
     };
     let mut flip = _mm256_slli_epi32::<30>(_mm256_and_si256(quadrant, _mm256_set1_epi32(2)));
@@ -196,7 +255,7 @@ unsafe fn reduced_step_avx2(
         flip = _mm256_xor_si256(flip, _mm256_and_si256(bits, sign));
     }
     let v = _mm256_xor_si256(_mm256_castps_si256(v), flip);
-    (v, _mm256_cmp_ps::<_CMP_NLE_UQ>(ax, c(RANGE)))
+    (v, _mm256_cmp_ps::<_CMP_NLE_UQ>(ax, splat(&k.range)))
 }
 
 /// [`reduced`]'s sine polynomial of eight remainders `r` (`z` = r²).
@@ -209,11 +268,11 @@ unsafe fn reduced_step_avx2(
 unsafe fn sin_poly_avx2(
     r: std::arch::x86_64::__m256,
     z: std::arch::x86_64::__m256,
+    k: &Splats,
 ) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
-    let c = _mm256_set1_ps;
-    let p = _mm256_fmadd_ps(z, c(S3), c(S2));
-    let p = _mm256_fmadd_ps(z, p, c(S1));
+    let p = _mm256_fmadd_ps(z, splat(&k.s3), splat(&k.s2));
+    let p = _mm256_fmadd_ps(z, p, splat(&k.s1));
     _mm256_fmadd_ps(_mm256_mul_ps(r, z), p, r)
 }
 
@@ -224,12 +283,11 @@ unsafe fn sin_poly_avx2(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-unsafe fn cos_poly_avx2(z: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
+unsafe fn cos_poly_avx2(z: std::arch::x86_64::__m256, k: &Splats) -> std::arch::x86_64::__m256 {
     use std::arch::x86_64::*;
-    let c = _mm256_set1_ps;
-    let p = _mm256_fmadd_ps(z, c(C3), c(C2));
-    let p = _mm256_fmadd_ps(z, p, c(C1));
-    let head = _mm256_fnmadd_ps(c(0.5), z, c(1.0));
+    let p = _mm256_fmadd_ps(z, splat(&k.c3), splat(&k.c2));
+    let p = _mm256_fmadd_ps(z, p, splat(&k.c1));
+    let head = _mm256_fnmadd_ps(splat(&k.half), z, splat(&k.one));
     _mm256_fmadd_ps(_mm256_mul_ps(z, z), p, head)
 }
 
@@ -266,6 +324,7 @@ fn lanes_in_file(regs: &mut [[u32; WARP_LANES]], a: usize, dst: usize, phase: u3
 #[target_feature(enable = "avx2,fma")]
 unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
     use std::arch::x86_64::*;
+    let k = splats();
     for step in (0..WARP_LANES).step_by(8) {
         // SAFETY: lanes `step .. step + 8` are inside both registers (the contract); this
         // step's lanes are read before they are written.
@@ -275,7 +334,7 @@ unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
                 _mm_loadu_si128(at.add(4).cast()),
                 _mm_loadu_si128(at.cast()),
             );
-            let (v, outside) = reduced_step_avx2(bits, phase);
+            let (v, outside) = reduced_step_avx2(bits, phase, k);
             let out = dst.add(step);
             _mm256_storeu_si256(out.cast(), v);
             let outside = _mm256_movemask_ps(outside);
@@ -284,6 +343,30 @@ unsafe fn reduced_file_avx2(src: *const u32, dst: *mut u32, phase: u32) {
             }
         }
     }
+}
+
+/// Sine of the warp register at `src` into the one at `dst`, for compiled code to call
+/// directly (no instruction to decode, no feature test: the compiler calls it only where
+/// [`rastra_texture::cpu::wide`] holds).
+///
+/// # Safety
+/// As [`reduced_file_avx2`]'s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe extern "C" fn sin_file_avx2(src: *const u32, dst: *mut u32) {
+    // SAFETY: the caller's promise.
+    unsafe { reduced_file_avx2(src, dst, 0) }
+}
+
+/// [`sin_file_avx2`] for cosine.
+///
+/// # Safety
+/// As [`reduced_file_avx2`]'s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe extern "C" fn cos_file_avx2(src: *const u32, dst: *mut u32) {
+    // SAFETY: the caller's promise.
+    unsafe { reduced_file_avx2(src, dst, 1) }
 }
 
 /// The library's sine or cosine for the lanes of `bits` flagged in `outside`, written over

@@ -98,6 +98,31 @@ impl Gen<'_, '_> {
     }
 
     fn call_interpreter(&mut self, index: usize, mask: Value, effects: Value) {
+        #[cfg(target_arch = "x86_64")]
+        if let Inst::Unary {
+            op: op @ (UnOp::FSin | UnOp::FCos),
+            dst,
+            a,
+        } = self.code.insts[index]
+            && rastra_texture::cpu::wide()
+        {
+            // Sine and cosine straight to their AVX2 loop over the two registers.
+            let f = match op {
+                UnOp::FSin => crate::trig::sin_file_avx2 as *const (),
+                _ => crate::trig::cos_file_avx2 as *const (),
+            };
+            let mut sig = Signature::new(self.b.func.signature.call_conv);
+            sig.params.extend([AbiParam::new(self.ptr); 2]);
+            let sig = self.b.import_signature(sig);
+            let f = self.b.ins().iconst(self.ptr, f as usize as i64);
+            let [src, out] = [a, dst].map(|r| {
+                self.b
+                    .ins()
+                    .iadd_imm_s(self.regs, i64::from(r.0) * i64::from(REG_BYTES))
+            });
+            self.b.ins().call_indirect(sig, f, &[src, out]);
+            return;
+        }
         if matches!(self.code.insts[index], Inst::Unary { .. }) {
             // Its result does not depend on the masks (written in every lane).
             let mut sig = Signature::new(self.b.func.signature.call_conv);
