@@ -1,7 +1,8 @@
 //! Rasterization (T6 "A better way", "What we need around here is more hierarchy"; Z
-//! "scan conversion"): a coarse pass over 8×8-pixel blocks rejects blocks outside any edge
-//! and spots blocks entirely inside all three, then a fine pass evaluates each sample of each
-//! 2×2 quad. Output: quads with a per-pixel sample-coverage mask, in raster order within the
+//! "scan conversion"): a tile the triangle covers whole is given as whole blocks at once
+//! (the tile level); otherwise a coarse pass over 8×8-pixel blocks rejects blocks outside any
+//! edge and spots blocks entirely inside all three, then a fine pass evaluates each sample of
+//! each 2×2 quad. Output: quads with a per-pixel sample-coverage mask, in raster order within the
 //! tile, which is the order the pixel pipeline must preserve.
 //!
 //! Sample positions are the standard ones (Vulkan §25.4 "Multisampling" standard sample
@@ -141,14 +142,16 @@ pub fn rasterize_with<H: Fn(u32, u32) -> bool + ?Sized>(
 ) {
     // One sample per pixel, the usual pattern, as a constant: its loops over samples go.
     if pattern.count == 1 {
-        rasterize_samples::<H, true>(tri, region, pattern, viewport, hiz, counters, emit);
+        rasterize_samples::<H, true>(tri, region, pattern, viewport, hiz, true, counters, emit);
     } else {
-        rasterize_samples::<H, false>(tri, region, pattern, viewport, hiz, counters, emit);
+        rasterize_samples::<H, false>(tri, region, pattern, viewport, hiz, true, counters, emit);
     }
 }
 
 /// [`rasterize_with`] for a pattern of one sample when `ONE_SAMPLE` (as a constant), any
-/// pattern otherwise.
+/// pattern otherwise; `tile_level` false walks every block even of a region the triangle
+/// covers whole (tests compare the two).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
     tri: &Triangle,
@@ -156,6 +159,7 @@ fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
     pattern: &SamplePattern,
     viewport: Option<&[Fixed; 4]>,
     hiz: Option<&H>,
+    tile_level: bool,
     counters: &mut Counters,
     mut emit: impl FnMut(Rasterized<'_>, &mut Counters),
 ) {
@@ -171,6 +175,15 @@ fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
     let x1 = region.x1.min(b.x1);
     let y1 = region.y1.min(b.y1);
     if x0 > x1 || y0 > y1 {
+        return;
+    }
+    // The tile level: a region inside the triangle's bounds may be covered whole (a
+    // cheap test first, so the small triangles' call stays short).
+    if tile_level
+        && viewport.is_none()
+        && (b.x0 <= region.x0) & (b.y0 <= region.y0) & (b.x1 >= region.x1) & (b.y1 >= region.y1)
+        && whole_region(tri, region, hiz, counters, &mut emit)
+    {
         return;
     }
     let block_y0 = y0 / BLOCK_SIZE * BLOCK_SIZE;
@@ -281,6 +294,66 @@ fn rasterize_samples<H: Fn(u32, u32) -> bool + ?Sized, const ONE_SAMPLE: bool>(
         }
         by += BLOCK_SIZE;
     }
+}
+
+/// When `tri` covers every block of `region` (inside its bounds) whole ([`covers_whole`]),
+/// gives the blocks as the block loop of [`rasterize_samples`] would — each counted as
+/// tested, its Hi-Z test run, counted whole and emitted, row by row, left to right — and
+/// returns true; otherwise does nothing and returns false. Out of line, so the block loop's
+/// code does not carry it.
+#[inline(never)]
+fn whole_region<H: Fn(u32, u32) -> bool + ?Sized>(
+    tri: &Triangle,
+    region: &PixelRect,
+    hiz: Option<&H>,
+    counters: &mut Counters,
+    emit: &mut impl FnMut(Rasterized<'_>, &mut Counters),
+) -> bool {
+    if !covers_whole(tri, region) {
+        return false;
+    }
+    let mut by = region.y0;
+    while by <= region.y1 {
+        let mut bx = region.x0;
+        while bx <= region.x1 {
+            counters.coarse_blocks_tested += 1;
+            if hiz.is_some_and(|test| !test(bx, by)) {
+                counters.hiz_blocks_rejected += 1;
+            } else {
+                counters.coarse_blocks_full += 1;
+                counters.quads_rasterized += BLOCK_QUADS as u64;
+                emit(Rasterized::Block { x: bx, y: by }, counters);
+            }
+            bx += BLOCK_SIZE;
+        }
+        by += BLOCK_SIZE;
+    }
+    true
+}
+
+/// Whether `tri` covers every block of `region`, a region inside its bounds, whole: the
+/// region is made of whole blocks (its sides multiples of the block's, as a tile's are, the
+/// screen's last row and column of tiles included when the target's size is a multiple of
+/// 8), and every edge's least value over it — at the corner its steps lower, the region's
+/// corners being blocks' corners — is inside. A block's least value is then no less, so
+/// [`BlockRow::coverage`] would call each block inside (the tile level of the hierarchy:
+/// T6 "What we need around here is more hierarchy").
+#[inline]
+fn covers_whole(tri: &Triangle, region: &PixelRect) -> bool {
+    let PixelRect { x0, y0, x1, y1 } = *region;
+    let aligned =
+        |lo: u32, hi: u32| lo.is_multiple_of(BLOCK_SIZE) && (hi + 1).is_multiple_of(BLOCK_SIZE);
+    if !aligned(x0, x1) || !aligned(y0, y1) || x1 < x0 || y1 < y0 {
+        return false;
+    }
+    let (lo_x, lo_y) = (x0 as Fixed * SUBPIXEL_ONE, y0 as Fixed * SUBPIXEL_ONE);
+    let (w, h) = (
+        (x1 + 1 - x0) as Fixed * SUBPIXEL_ONE,
+        (y1 + 1 - y0) as Fixed * SUBPIXEL_ONE,
+    );
+    tri.edges
+        .iter()
+        .all(|e| e.eval(lo_x, lo_y) + e.bias + (e.a * w).min(0) + (e.b * h).min(0) >= 0)
 }
 
 /// The quad whose top-left pixel is bit 0 of `m` (a block's mask shifted down to it): its
@@ -773,6 +846,97 @@ mod tests {
             let got = unsafe { block_signs3_avx2(edges.map(|[c, _, _]| c), &columns, down) };
             assert_eq!(got, want, "case {i}: {edges:?}");
         }
+    }
+
+    /// A region a triangle covers whole is given as the block loop gives it — the same
+    /// blocks in the same order, the same counts, the same Hi-Z tests — for random large
+    /// triangles over tiles, the screen's edge tiles and regions not made of whole blocks
+    /// (which the tile level leaves to the block loop), both patterns.
+    #[test]
+    fn tile_level_equals_the_block_loop() {
+        let (w, h) = (200, 136);
+        let setup = setup_state(w, h);
+        let mut next = unit_values(0x2545_f491);
+        let regions = [
+            PixelRect {
+                x0: 0,
+                y0: 0,
+                x1: 63,
+                y1: 63,
+            },
+            PixelRect {
+                x0: 64,
+                y0: 64,
+                x1: 127,
+                y1: 127,
+            },
+            PixelRect {
+                x0: 192,
+                y0: 128,
+                x1: 199,
+                y1: 135,
+            },
+            PixelRect {
+                x0: 8,
+                y0: 16,
+                x1: 47,
+                y1: 23,
+            },
+            PixelRect {
+                x0: 3,
+                y0: 0,
+                x1: 63,
+                y1: 63,
+            },
+            PixelRect {
+                x0: 0,
+                y0: 0,
+                x1: 63,
+                y1: 60,
+            },
+        ];
+        let mut whole = 0;
+        for _ in 0..400 {
+            // Large triangles, most reaching past the target.
+            let p: [[f32; 4]; 3] = std::array::from_fn(|_| {
+                let (x, y) = (next() * 1200.0 - 500.0, next() * 1200.0 - 500.0);
+                [2.0 * x / w as f32 - 1.0, 1.0 - 2.0 * y / h as f32, 0.5, 1.0]
+            });
+            let Ok(tri) = setup.setup([&p[0], &p[1], &p[2]], 0) else {
+                continue;
+            };
+            // Hi-Z that rejects a pseudo-random third of the blocks.
+            let hiz = |bx: u32, by: u32| !(bx / 8 * 7 + by / 8 * 3).is_multiple_of(3);
+            for pattern in [PATTERN_1X, PATTERN_4X] {
+                for region in &regions {
+                    let run = |tile_level: bool| {
+                        let mut counters = Counters::default();
+                        let mut out = Vec::new();
+                        rasterize_samples::<_, false>(
+                            &tri,
+                            region,
+                            &pattern,
+                            None,
+                            Some(&hiz),
+                            tile_level,
+                            &mut counters,
+                            |r, _| out.push(format!("{r:?}")),
+                        );
+                        (out, counters)
+                    };
+                    let (got, want) = (run(true), run(false));
+                    assert_eq!(got.0, want.0, "{region:?} {pattern:?}");
+                    assert_eq!(got.1, want.1, "{region:?} {pattern:?}");
+                    let b = tri.bounds;
+                    let inside = b.x0 <= region.x0
+                        && b.y0 <= region.y0
+                        && b.x1 >= region.x1
+                        && b.y1 >= region.y1;
+                    whole += (inside && covers_whole(&tri, region)) as usize;
+                }
+            }
+        }
+        assert!(whole > 50, "only {whole} regions covered whole");
     }
 
     /// Along every row of blocks of random triangles' bounding boxes, [`BlockRow`] gives
