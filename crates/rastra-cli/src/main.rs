@@ -86,6 +86,20 @@ pub struct BenchArgs {
     /// to judge how much the machine's speed moves between runs.
     #[arg(long)]
     each_round: bool,
+    /// Set every workload sampler's anisotropy clamp to this (1–16; 1 = no anisotropic
+    /// filtering, e.g. textured_cubes as plain trilinear), on rastra and lavapipe alike.
+    /// Clamps above 1 go only to samplers whose filters are all linear.
+    #[arg(long, value_parser = parse_anisotropy)]
+    max_anisotropy: Option<u16>,
+}
+
+fn parse_anisotropy(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(n) if (1..=16).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not an anisotropy clamp (a whole number from 1 to 16)"
+        )),
+    }
 }
 
 fn parse_threads(s: &str) -> Result<usize, String> {

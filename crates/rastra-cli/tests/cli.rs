@@ -134,6 +134,8 @@ fn bad_arguments_are_refused() {
         &["render", "--msaa", "3"][..],
         &["render", "--size", "0x10"],
         &["render", "--size", "big"],
+        &["bench", "--max-anisotropy", "0"],
+        &["bench", "--max-anisotropy", "17"],
     ] {
         let out = rastra(args);
         assert!(!out.status.success(), "{args:?}");
@@ -186,4 +188,37 @@ fn bench_reports_each_workload_natively_and_through_wgpu() {
         let parsed: Vec<f64> = times.split(',').filter_map(|t| t.parse().ok()).collect();
         assert_eq!(parsed.len(), 2, "{l}");
     }
+}
+
+#[test]
+fn bench_overrides_the_anisotropy_clamp() {
+    let out = rastra(&[
+        "bench",
+        "--size",
+        "64x36",
+        "--runs",
+        "1",
+        "--no-lavapipe",
+        "--no-scaling",
+        "--only",
+        "textured_cubes",
+        "--max-anisotropy",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("# every workload sampler's anisotropy clamp set to 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("textured_cubes rastra_ms=")),
+        "{stdout}"
+    );
 }
