@@ -57,6 +57,9 @@ pub(super) struct QuadSlots {
     /// ([`TexelCache::access_grid`]): [`GRID_LINES`] lines of the L1's size (a power of
     /// two), made by the first grid.
     staged: Vec<[u32; 4]>,
+    /// The second level's lines when both levels of a quad of one probe share a group
+    /// (the one-group pass's trilinear case), as `staged` holds the first's.
+    staged_second: Vec<[u32; 4]>,
 }
 
 /// One level's slot footprints, arrays per field, so the footprint pass stores eight
@@ -114,6 +117,7 @@ impl QuadSlots {
         Box::new(QuadSlots {
             levels: [level(), level()],
             staged: Vec::new(),
+            staged_second: Vec::new(),
         })
     }
 }

@@ -6,8 +6,10 @@
 //! slot's sum to its lane's result as it is made. The same operations in the same order as
 //! the general passes ([`short_axis`], [`LevelSlots::footprints`], [`LevelSlots::grid`],
 //! [`LevelSlots::filter`], the lane sums), so the same accesses, statistics and bits.
-//! A quad of more probes takes the general passes, its first (the footprints) in AVX2 here
-//! too (`footprints_avx2`).
+//! A quad of one probe on two levels (trilinear, or an isotropic footprint) fills one group
+//! with both levels, four slots each (`two_levels_avx2`): one footprint pass and one filter
+//! loop for the quad instead of one a level. A quad of more probes takes the general
+//! passes, its first (the footprints) in AVX2 here too (`footprints_avx2`).
 
 use std::arch::x86_64::*;
 
@@ -53,6 +55,12 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     q: &OneGroup,
 ) -> Option<[[f32; 4]; 4]> {
     let (n, count, active) = (q.n.clamp(1, 2), q.count.clamp(1, 2), q.active);
+    if (n, count) == (1, 2) {
+        // SAFETY: as this function's.
+        if let Some(result) = unsafe { two_levels_avx2::<FINITE>(cache, slots, q) } {
+            return result;
+        }
+    }
     let used = used_slots(active, 0, n);
     let on = slot_mask_vector(used);
     // Pass 1: every level's footprints before any fetch (a refused quad fetches nothing).
@@ -61,7 +69,7 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     let mut taken = on;
     for (j, level) in axes.iter_mut().enumerate().take(count) {
         for (a, out) in level.iter_mut().enumerate() {
-            let axis = group_axis8(q, tk, j, a);
+            let axis = group_axis8::<false>(q, tk, [j, j], a);
             taken = _mm256_and_si256(taken, axis.taken);
             *out = Some(axis);
         }
@@ -106,46 +114,9 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
                 cache.access_grid(surface, &grid, staged);
                 let base = staged.as_ptr();
                 // Pair p's weighted sums.
-                let pair = |p: usize| {
-                    // (Each tap's weights of the pair's two slots, four copies each.)
-                    let spread = _mm256_setr_epi32(
-                        2 * p as i32,
-                        2 * p as i32,
-                        2 * p as i32,
-                        2 * p as i32,
-                        2 * p as i32 + 1,
-                        2 * p as i32 + 1,
-                        2 * p as i32 + 1,
-                        2 * p as i32 + 1,
-                    );
-                    let mut sum = _mm256_setzero_ps();
-                    for (t, w) in w.iter().enumerate() {
-                        let [lo, hi] = [codes[t][2 * p], codes[t][2 * p + 1]];
-                        // SAFETY: `grid8` masks every code with the staging buffer's length
-                        // (a power of two) less one, times a texel's 16 bytes.
-                        let texels = unsafe {
-                            _mm256_loadu2_m128(
-                                base.byte_add(hi as usize).cast(),
-                                base.byte_add(lo as usize).cast(),
-                            )
-                        };
-                        let wt = _mm256_permutevar8x32_ps(*w, spread);
-                        let term = _mm256_mul_ps(wt, texels);
-                        // `weighted_sum`'s operations (an 8-bit unorm source's from its
-                        // first term; others masking taps of weight zero).
-                        sum = if FINITE {
-                            if t == 0 {
-                                term
-                            } else {
-                                _mm256_add_ps(sum, term)
-                            }
-                        } else {
-                            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(wt, _mm256_setzero_ps());
-                            _mm256_add_ps(sum, _mm256_and_ps(term, live))
-                        };
-                    }
-                    sum
-                };
+                // SAFETY: `grid8` masks every code with the staging buffer's length (a
+                // power of two) less one, times a texel's 16 bytes.
+                let pair = |p: usize| unsafe { pair_sum::<FINITE>(base, codes, &w, p) };
                 // (Loops of a fixed length, unrolled.)
                 if n == 2 {
                     for p in 0..4 {
@@ -199,6 +170,139 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     Some(out)
 }
 
+/// [`one_group_avx2`] for a quad of one probe on two levels (a trilinear footprint): both
+/// levels in one group of eight slots — lane l on the first level in slot l, on the second
+/// in slot 4 + l — so one pass makes both levels' footprints and one filter loop both
+/// levels' sums. Each level keeps its own line grid and staging buffer, its lines accessed
+/// after the other level's grid is made and before any filtering: the same accesses in the
+/// same order as level by level (filtering touches no cache state), the same operations for
+/// every slot, the same sums in the same order (level, then lane pair). `None` when a
+/// level's box spans more than [`GRID_LINES`] lines (nothing fetched or counted: the
+/// level-by-level passes take the quad); else [`one_group_avx2`]'s result.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA ([`crate::cpu::wide`]).
+#[target_feature(enable = "avx2,fma,popcnt,bmi1,bmi2,lzcnt")]
+#[inline(never)]
+unsafe fn two_levels_avx2<const FINITE: bool>(
+    cache: &mut TexelCache,
+    slots: &mut QuadSlots,
+    q: &OneGroup,
+) -> Option<Option<[[f32; 4]; 4]>> {
+    let lanes = q.active as u32 & 0xf;
+    let (first, second) = (slot_mask_vector(lanes), slot_mask_vector(lanes << 4));
+    let on = _mm256_or_si256(first, second);
+    // Every slot at probe 0's offset (a level's group would put probe 1's in slots 4–7).
+    let tk = _mm256_set1_ps(q.row[0]);
+    let (x, y) = (
+        group_axis8::<true>(q, tk, [0, 1], 0),
+        group_axis8::<true>(q, tk, [0, 1], 1),
+    );
+    let taken = _mm256_and_si256(on, _mm256_and_si256(x.taken, y.taken));
+    if _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_xor_si256(taken, on))) != 0 {
+        return Some(None);
+    }
+    let lt = cache.line_texels();
+    for staged in [&mut slots.staged, &mut slots.staged_second] {
+        if staged.len() != GRID_LINES * lt {
+            *staged = vec![[0; 4]; GRID_LINES * lt];
+        }
+    }
+    let (staged, staged_second) = (&mut slots.staged, &mut slots.staged_second);
+    let [level0, level1] = &mut slots.levels;
+    let (codes0, codes1) = (&mut level0.code, &mut level1.code);
+    let grid0 = grid8(&x, &y, first, &q.surfaces[0], staged.len(), codes0)?;
+    let grid1 = grid8(&x, &y, second, &q.surfaces[1], staged_second.len(), codes1)?;
+    cache.count_2x2_requests(2 * lanes.count_ones() as u64);
+    cache.access_grid(&q.surfaces[0], &grid0, staged);
+    cache.access_grid(&q.surfaces[1], &grid1, staged_second);
+    let w = tap_weights(&x, &y);
+    // Pairs 0 and 1: lanes 0–1 and 2–3 on the first level; 2 and 3 the same on the second.
+    let mut sums = [_mm256_setzero_ps(); 2];
+    for (p, (base, codes)) in [
+        (staged.as_ptr(), &*codes0),
+        (staged.as_ptr(), &*codes0),
+        (staged_second.as_ptr(), &*codes1),
+        (staged_second.as_ptr(), &*codes1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SAFETY: `grid8` masks every code of a level with its staging buffer's length (a
+        // power of two) less one, times a texel's 16 bytes.
+        let value = unsafe { pair_sum::<FINITE>(base, codes, &w, p) };
+        let weight = _mm256_set1_ps(q.weights[p / 2]);
+        sums[p % 2] = _mm256_add_ps(sums[p % 2], _mm256_mul_ps(weight, value));
+    }
+    let mut all = [[0.0f32; 4]; 4];
+    // SAFETY: sixteen floats.
+    unsafe {
+        let all = all.as_mut_ptr().cast::<f32>();
+        _mm256_storeu_ps(all, sums[0]);
+        _mm256_storeu_ps(all.add(8), sums[1]);
+    }
+    let mut out = [[0.0f32; 4]; 4];
+    for (lane, result) in out.iter_mut().enumerate() {
+        if lanes >> lane & 1 != 0 {
+            *result = all[lane];
+        }
+    }
+    Some(Some(out))
+}
+
+/// The weighted sums of pair `p` of a group — slot 2p in the low half, 2p + 1 in the high —
+/// each slot's four taps read from the staging buffer at `base` at their `codes` and
+/// multiplied by their weights `w` (tap t of slot k: `codes[t][k]`, `w[t]` lane k), then
+/// added tap by tap with `weighted_sum`'s operations (an 8-bit unorm source's from its first
+/// term; others masking taps of weight zero).
+///
+/// # Safety
+/// Every code of the pair's slots is a byte offset of a texel inside the buffer at `base`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn pair_sum<const FINITE: bool>(
+    base: *const [u32; 4],
+    codes: &[[u32; SLOTS]; 4],
+    w: &[__m256; 4],
+    p: usize,
+) -> __m256 {
+    // (Each tap's weights of the pair's two slots, four copies each.)
+    let spread = _mm256_setr_epi32(
+        2 * p as i32,
+        2 * p as i32,
+        2 * p as i32,
+        2 * p as i32,
+        2 * p as i32 + 1,
+        2 * p as i32 + 1,
+        2 * p as i32 + 1,
+        2 * p as i32 + 1,
+    );
+    let mut sum = _mm256_setzero_ps();
+    for (t, w) in w.iter().enumerate() {
+        let [lo, hi] = [codes[t][2 * p], codes[t][2 * p + 1]];
+        // SAFETY: the caller's promise.
+        let texels = unsafe {
+            _mm256_loadu2_m128(
+                base.byte_add(hi as usize).cast(),
+                base.byte_add(lo as usize).cast(),
+            )
+        };
+        let wt = _mm256_permutevar8x32_ps(*w, spread);
+        let term = _mm256_mul_ps(wt, texels);
+        sum = if FINITE {
+            if t == 0 {
+                term
+            } else {
+                _mm256_add_ps(sum, term)
+            }
+        } else {
+            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(wt, _mm256_setzero_ps());
+            _mm256_add_ps(sum, _mm256_and_ps(term, live))
+        };
+    }
+    sum
+}
+
 /// Pass 1 of the general passes for a quad of any number of probes (at most
 /// [`TABLED_PROBES`]): [`LevelSlots::footprints`] for every group of every level, the
 /// footprints and weights stored to the slot arrays and the used slots' texels added to
@@ -228,7 +332,10 @@ pub(super) unsafe fn footprints_avx2(
             let base = g * GROUP;
             let on = slot_mask_vector(used_slots(q.active, base, n));
             let tk = group_offsets(q, g);
-            let (x, y) = (group_axis8(q, tk, j, 0), group_axis8(q, tk, j, 1));
+            let (x, y) = (
+                group_axis8::<false>(q, tk, [j, j], 0),
+                group_axis8::<false>(q, tk, [j, j], 1),
+            );
             refused = _mm256_or_si256(
                 refused,
                 _mm256_andnot_si256(_mm256_and_si256(x.taken, y.taken), on),
@@ -285,16 +392,18 @@ fn group_offsets(q: &OneGroup, g: usize) -> __m256 {
     _mm256_set_m128(_mm_set1_ps(probe(2 * g + 1)), _mm_set1_ps(probe(2 * g)))
 }
 
-/// Axis `a` on level `j` of a group's eight slots whose probe offsets are `tk`
-/// ([`group_offsets`]): slot k's position is lane k % 4's.
+/// Axis `a` of a group's eight slots whose probe offsets are `tk` ([`group_offsets`]), slots
+/// 0–3 on level `levels[0]` and 4–7 on `levels[1]` when `SPLIT`, else all on `levels[0]`
+/// (a group of two probes): slot k's position is lane k % 4's.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn group_axis8(q: &OneGroup, tk: __m256, j: usize, a: usize) -> Axis {
+fn group_axis8<const SPLIT: bool>(q: &OneGroup, tk: __m256, levels: [usize; 2], a: usize) -> Axis {
     // SAFETY: four floats.
     let c = unsafe { _mm_loadu_ps(q.c0[a].as_ptr()) };
     let c = _mm256_set_m128(c, c);
     let x = _mm256_add_ps(c, _mm256_mul_ps(tk, _mm256_set1_ps(q.axis[a])));
-    short_axis8(x, q.sizes[j][a], q.offset[a], q.modes[a])
+    let size = |j: usize| q.sizes[j.min(1)][a];
+    short_axis8::<SPLIT>(x, levels.map(size), q.offset[a], q.modes[a])
 }
 
 /// `LevelSlots::footprints`' weights of eight slots: (1 − f, f) per axis, x fastest.
@@ -319,29 +428,48 @@ fn slot_mask_vector(used: u32) -> __m256i {
     _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(used as i32), bits), bits)
 }
 
-/// [`short_axis`] for eight texel coordinates `x` (normalised) on an axis of `size` texels
-/// with texel offset `offset` and address mode `mode`: the same operations lane by lane.
+/// [`short_axis`] for eight texel coordinates `x` (normalised) on an axis of `sizes[0]`
+/// texels in slots 0–3 and `sizes[1]` in slots 4–7 when `SPLIT` (two levels of one group),
+/// else of `sizes[0]` in all (a group of one level), with texel offset `offset` and address
+/// mode `mode`: the same operations lane by lane.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn short_axis8(x: __m256, size: i32, offset: i32, mode: AddressMode) -> Axis {
+fn short_axis8<const SPLIT: bool>(
+    x: __m256,
+    sizes: [i32; 2],
+    offset: i32,
+    mode: AddressMode,
+) -> Axis {
+    // (One size: the halves' values are one value, and each vector a broadcast.)
+    let sizes = if SPLIT { sizes } else { [sizes[0]; 2] };
     let (repeats, clamps) = (
         mode == AddressMode::Repeat,
         mode == AddressMode::ClampToEdge,
     );
-    let last = size - 1;
-    let wraps = repeats & ((size & last) == 0);
-    let bits = _mm256_set1_epi32(if wraps { last } else { -1 });
-    let (lo, hi) = if clamps {
-        (0, last)
-    } else {
-        (i32::MIN, i32::MAX)
+    // Per half: the last texel, whether coordinates wrap by a mask, the clamp's bounds.
+    let last = sizes.map(|size| size - 1);
+    let wraps = sizes.map(|size| repeats & ((size & (size - 1)) == 0));
+    let halves = |v: [i32; 2]| {
+        if SPLIT {
+            _mm256_set_m128i(_mm_set1_epi32(v[1]), _mm_set1_epi32(v[0]))
+        } else {
+            _mm256_set1_epi32(v[0])
+        }
     };
-    let any = wraps | clamps;
+    let bits = halves([0, 1].map(|h| if wraps[h] { last[h] } else { -1 }));
+    let (lo, hi) = if clamps {
+        (_mm256_setzero_si256(), halves(last))
+    } else {
+        (_mm256_set1_epi32(i32::MIN), _mm256_set1_epi32(i32::MAX))
+    };
+    let any = wraps.map(|w| w | clamps);
     let sign = _mm256_set1_ps(-0.0);
-    let u = _mm256_sub_ps(
-        _mm256_mul_ps(x, _mm256_set1_ps(size as f32)),
-        _mm256_set1_ps(0.5),
-    );
+    let size = if SPLIT {
+        _mm256_set_m128(_mm_set1_ps(sizes[1] as f32), _mm_set1_ps(sizes[0] as f32))
+    } else {
+        _mm256_set1_ps(sizes[0] as f32)
+    };
+    let u = _mm256_sub_ps(_mm256_mul_ps(x, size), _mm256_set1_ps(0.5));
     // |u| < 2²³ (false for NaN); elsewhere u is taken as 0, so the conversion is in range.
     let fast = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_andnot_ps(sign, u), _mm256_set1_ps(8_388_608.0));
     let u = _mm256_and_ps(u, fast);
@@ -356,17 +484,21 @@ fn short_axis8(x: __m256, size: i32, offset: i32, mode: AddressMode) -> Axis {
         _mm256_set1_epi32(offset),
     );
     let fast = _mm256_castps_si256(fast);
-    let taken = if any {
-        fast
-    } else {
-        // 0 ≤ i0 < last.
-        let inside = _mm256_andnot_si256(
+    // 0 ≤ i0 < last, where neither a wrap nor a clamp keeps the texels inside.
+    let inside = || {
+        _mm256_andnot_si256(
             _mm256_cmpgt_epi32(_mm256_setzero_si256(), i0),
-            _mm256_cmpgt_epi32(_mm256_set1_epi32(last), i0),
-        );
-        _mm256_and_si256(fast, inside)
+            _mm256_cmpgt_epi32(halves(last), i0),
+        )
     };
-    let (lo, hi) = (_mm256_set1_epi32(lo), _mm256_set1_epi32(hi));
+    let taken = if any[0] & any[1] {
+        fast
+    } else if !(any[0] | any[1]) {
+        _mm256_and_si256(fast, inside())
+    } else {
+        let kept = halves(any.map(|a| if a { -1 } else { 0 }));
+        _mm256_and_si256(fast, _mm256_or_si256(inside(), kept))
+    };
     let texel = |i: __m256i| _mm256_min_epi32(_mm256_max_epi32(_mm256_and_si256(i, bits), lo), hi);
     Axis {
         first: texel(i0),
