@@ -209,21 +209,19 @@ unsafe fn two_levels_avx2<const FINITE: bool>(
         }
     }
     let (staged, staged_second) = (&mut slots.staged, &mut slots.staged_second);
-    let [level0, level1] = &mut slots.levels;
-    let (codes0, codes1) = (&mut level0.code, &mut level1.code);
-    let grid0 = grid8(&x, &y, first, &q.surfaces[0], staged.len(), codes0)?;
-    let grid1 = grid8(&x, &y, second, &q.surfaces[1], staged_second.len(), codes1)?;
+    let codes = &mut slots.levels[0].code;
+    let [grid0, grid1] = grid8_levels(&x, &y, on, q.surfaces, staged.len(), codes)?;
     cache.count_2x2_requests(2 * lanes.count_ones() as u64);
     cache.access_grid(&q.surfaces[0], &grid0, staged);
     cache.access_grid(&q.surfaces[1], &grid1, staged_second);
     let w = tap_weights(&x, &y);
     // Pairs 0 and 1: lanes 0–1 and 2–3 on the first level; 2 and 3 the same on the second.
     let mut sums = [_mm256_setzero_ps(); 2];
-    for (p, (base, codes)) in [
-        (staged.as_ptr(), &*codes0),
-        (staged.as_ptr(), &*codes0),
-        (staged_second.as_ptr(), &*codes1),
-        (staged_second.as_ptr(), &*codes1),
+    for (p, base) in [
+        staged.as_ptr(),
+        staged.as_ptr(),
+        staged_second.as_ptr(),
+        staged_second.as_ptr(),
     ]
     .into_iter()
     .enumerate()
@@ -522,8 +520,6 @@ fn grid8(
     codes: &mut [[u32; SLOTS]; 4],
 ) -> Option<LineGrid> {
     let [sx, sy] = surface.line_shifts();
-    assert!(staged.is_power_of_two() && staged <= 1 << 27);
-    let bytes = (staged as u32 - 1) << 4;
     // The box: the used slots' least and greatest texels per axis.
     let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
     let least = |a: &Axis| {
@@ -546,19 +542,112 @@ fn grid8(
     if w == 0 || h == 0 || w as u64 * h as u64 > GRID_LINES as u64 {
         return None;
     }
+    let [x0v, y0v, wv] = [x0, y0, w].map(|v| _mm256_set1_epi32(v as i32));
+    let (lo, hi) = codes_and_marks(x, y, on, [sx, sy], [x0v, y0v, wv], staged, codes);
+    let m = _mm_or_si128(lo, hi);
+    let mask = (_mm_cvtsi128_si64(m) | _mm_extract_epi64::<1>(m)) as u64;
+    Some(LineGrid { x0, y0, w, h, mask })
+}
+
+/// [`grid8`] for a group of two levels ([`two_levels_avx2`]): the first level's grid on
+/// `surfaces[0]` around slots 0–3 of `on`, the second's on `surfaces[1]` around slots 4–7,
+/// each tap's code in its level's grid (both levels' staging buffers `staged` texels);
+/// `None` when either box spans more than [`GRID_LINES`] lines.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn grid8_levels(
+    x: &Axis,
+    y: &Axis,
+    on: __m256i,
+    surfaces: &[Surface; 2],
+    staged: usize,
+    codes: &mut [[u32; SLOTS]; 4],
+) -> Option<[LineGrid; 2]> {
+    // (A texture's levels share the line shape.)
+    let [sx, sy] = surfaces[0].line_shifts();
+    if surfaces[1].line_shifts() != [sx, sy] {
+        return None;
+    }
+    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
+    // Each half's least and greatest texel per axis, in every slot of the half.
+    let least = |a: &Axis| {
+        reduce_halves::<false>(_mm256_min_epu32(
+            _mm256_or_si256(a.first, off),
+            _mm256_or_si256(a.second, off),
+        ))
+    };
+    let most = |a: &Axis| {
+        reduce_halves::<true>(_mm256_max_epu32(
+            _mm256_and_si256(a.first, on),
+            _mm256_and_si256(a.second, on),
+        ))
+    };
+    let (shift_x, shift_y) = (_mm_cvtsi32_si128(sx as i32), _mm_cvtsi32_si128(sy as i32));
+    let one = _mm256_set1_epi32(1);
+    let (x0v, y0v) = (
+        _mm256_srl_epi32(least(x), shift_x),
+        _mm256_srl_epi32(least(y), shift_y),
+    );
+    let wv = _mm256_add_epi32(
+        _mm256_sub_epi32(_mm256_srl_epi32(most(x), shift_x), x0v),
+        one,
+    );
+    let hv = _mm256_add_epi32(
+        _mm256_sub_epi32(_mm256_srl_epi32(most(y), shift_y), y0v),
+        one,
+    );
+    let half = |v: __m256i| {
+        [
+            _mm256_extract_epi32::<0>(v) as u32,
+            _mm256_extract_epi32::<4>(v) as u32,
+        ]
+    };
+    let ([x0, y0], [w, h]) = ([half(x0v), half(y0v)], [half(wv), half(hv)]);
+    for l in 0..2 {
+        if w[l] == 0 || h[l] == 0 || w[l] as u64 * h[l] as u64 > GRID_LINES as u64 {
+            return None;
+        }
+    }
+    let (lo, hi) = codes_and_marks(x, y, on, [sx, sy], [x0v, y0v, wv], staged, codes);
+    let mask = |m: __m128i| (_mm_cvtsi128_si64(m) | _mm_extract_epi64::<1>(m)) as u64;
+    let [m0, m1] = [mask(lo), mask(hi)];
+    Some([0, 1].map(|l| LineGrid {
+        x0: x0[l],
+        y0: y0[l],
+        w: w[l],
+        h: h[l],
+        mask: [m0, m1][l],
+    }))
+}
+
+/// The taps' codes and line bits of a group whose slots' grids (one per slot: per slot
+/// `x0`, `y0`, `w` — the grid's first line column and row and its width in lines) hold
+/// their footprints, on lines of `shifts` sides: each used (`on`) slot's tap t's code to
+/// `codes[t][k]` (its grid index times a line's texels plus its place in the line, times
+/// a texel's 16 bytes, masked to `staged` texels, a power of two; 0 for a slot not used),
+/// and the used slots' taps' grid indices as bits of 1 — slots 0–3's ORed into the first
+/// vector (two 64-bit masks), 4–7's into the second.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn codes_and_marks(
+    x: &Axis,
+    y: &Axis,
+    on: __m256i,
+    [sx, sy]: [u32; 2],
+    [x0, y0, w]: [__m256i; 3],
+    staged: usize,
+    codes: &mut [[u32; SLOTS]; 4],
+) -> (__m128i, __m128i) {
+    assert!(staged.is_power_of_two() && staged <= 1 << 27);
+    let bytes = (staged as u32 - 1) << 4;
     let (shift_x, shift_y) = (_mm_cvtsi32_si128(sx as i32), _mm_cvtsi32_si128(sy as i32));
     let (mx, my) = (
         _mm256_set1_epi32(((1u32 << sx) - 1) as i32),
         _mm256_set1_epi32(((1u32 << sy) - 1) as i32),
     );
-    let column =
-        |t: __m256i| _mm256_sub_epi32(_mm256_srl_epi32(t, shift_x), _mm256_set1_epi32(x0 as i32));
-    let row = |t: __m256i| {
-        _mm256_mullo_epi32(
-            _mm256_sub_epi32(_mm256_srl_epi32(t, shift_y), _mm256_set1_epi32(y0 as i32)),
-            _mm256_set1_epi32(w as i32),
-        )
-    };
+    let column = |t: __m256i| _mm256_sub_epi32(_mm256_srl_epi32(t, shift_x), x0);
+    let row =
+        |t: __m256i| _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_srl_epi32(t, shift_y), y0), w);
     let (c0, c1) = (column(x.first), column(x.second));
     let (r0, r1) = (row(y.first), row(y.second));
     let (px0, px1) = (
@@ -591,7 +680,7 @@ fn grid8(
         _mm256_cvtepi32_epi64(_mm256_castsi256_si128(on)),
         _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(on)),
     );
-    let mut marks = _mm256_setzero_si256();
+    let (mut marks_lo, mut marks_hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
     for t in 0..4 {
         let code =
             _mm256_slli_epi32::<4>(_mm256_or_si256(_mm256_sll_epi32(g[t], shift), places[t]));
@@ -603,17 +692,28 @@ fn grid8(
             one,
             _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(line)),
         );
-        marks = _mm256_or_si256(
-            marks,
-            _mm256_or_si256(_mm256_and_si256(lo, on_lo), _mm256_and_si256(hi, on_hi)),
-        );
+        marks_lo = _mm256_or_si256(marks_lo, _mm256_and_si256(lo, on_lo));
+        marks_hi = _mm256_or_si256(marks_hi, _mm256_and_si256(hi, on_hi));
     }
-    let m = _mm_or_si128(
-        _mm256_castsi256_si128(marks),
-        _mm256_extracti128_si256::<1>(marks),
-    );
-    let mask = (_mm_cvtsi128_si64(m) | _mm_extract_epi64::<1>(m)) as u64;
-    Some(LineGrid { x0, y0, w, h, mask })
+    let fold =
+        |m: __m256i| _mm_or_si128(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    (fold(marks_lo), fold(marks_hi))
+}
+
+/// The least (`MAX` false) or greatest (`MAX` true) of each half's four unsigned words, in
+/// every word of the half.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn reduce_halves<const MAX: bool>(v: __m256i) -> __m256i {
+    let pick = |a, b| {
+        if MAX {
+            _mm256_max_epu32(a, b)
+        } else {
+            _mm256_min_epu32(a, b)
+        }
+    };
+    let m = pick(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
+    pick(m, _mm256_shuffle_epi32::<0b10_11_00_01>(m))
 }
 
 /// The least (`MAX` false) or greatest (`MAX` true) of eight unsigned words.
