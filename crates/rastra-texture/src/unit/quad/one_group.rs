@@ -226,7 +226,7 @@ unsafe fn two_levels_avx2<const FINITE: bool>(
     .into_iter()
     .enumerate()
     {
-        // SAFETY: `grid8` masks every code of a level with its staging buffer's length (a
+        // SAFETY: `grid8_levels` masks every code of a level with its staging buffer's length (a
         // power of two) less one, times a texel's 16 bytes.
         let value = unsafe { pair_sum::<FINITE>(base, codes, &w, p) };
         let weight = _mm256_set1_ps(q.weights[p / 2]);
