@@ -153,13 +153,20 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
     }
     // Pair 0 holds lanes 0 and 1, pair 1 lanes 2 and 3 (one probe on one level is a
     // lane's whole result as it is, not 1 × it added to 0).
-    let results = if single { firsts } else { sums };
+    Some(lane_results(if single { firsts } else { sums }, active))
+}
+
+/// The four lanes' results from a group's sums (pair 0's: lanes 0 and 1, pair 1's: lanes 2
+/// and 3), zero for the lanes not in `active`.
+#[target_feature(enable = "avx")]
+#[inline]
+fn lane_results(sums: [__m256; 2], active: u8) -> [[f32; 4]; 4] {
     let mut all = [[0.0f32; 4]; 4];
     // SAFETY: sixteen floats.
     unsafe {
         let all = all.as_mut_ptr().cast::<f32>();
-        _mm256_storeu_ps(all, results[0]);
-        _mm256_storeu_ps(all.add(8), results[1]);
+        _mm256_storeu_ps(all, sums[0]);
+        _mm256_storeu_ps(all.add(8), sums[1]);
     }
     let mut out = [[0.0f32; 4]; 4];
     for (lane, result) in out.iter_mut().enumerate() {
@@ -167,7 +174,7 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
             *result = all[lane];
         }
     }
-    Some(out)
+    out
 }
 
 /// [`one_group_avx2`] for a quad of one probe on two levels (a trilinear footprint): both
@@ -226,26 +233,13 @@ unsafe fn two_levels_avx2<const FINITE: bool>(
     .into_iter()
     .enumerate()
     {
-        // SAFETY: `grid8_levels` masks every code of a level with its staging buffer's length (a
-        // power of two) less one, times a texel's 16 bytes.
+        // SAFETY: `grid8_levels` masks every code of a level with its staging buffer's
+        // length (a power of two) less one, times a texel's 16 bytes.
         let value = unsafe { pair_sum::<FINITE>(base, codes, &w, p) };
         let weight = _mm256_set1_ps(q.weights[p / 2]);
         sums[p % 2] = _mm256_add_ps(sums[p % 2], _mm256_mul_ps(weight, value));
     }
-    let mut all = [[0.0f32; 4]; 4];
-    // SAFETY: sixteen floats.
-    unsafe {
-        let all = all.as_mut_ptr().cast::<f32>();
-        _mm256_storeu_ps(all, sums[0]);
-        _mm256_storeu_ps(all.add(8), sums[1]);
-    }
-    let mut out = [[0.0f32; 4]; 4];
-    for (lane, result) in out.iter_mut().enumerate() {
-        if lanes >> lane & 1 != 0 {
-            *result = all[lane];
-        }
-    }
-    Some(Some(out))
+    Some(Some(lane_results(sums, q.active)))
 }
 
 /// The weighted sums of pair `p` of a group — slot 2p in the low half, 2p + 1 in the high —
@@ -521,19 +515,8 @@ fn grid8(
 ) -> Option<LineGrid> {
     let [sx, sy] = surface.line_shifts();
     // The box: the used slots' least and greatest texels per axis.
-    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
-    let least = |a: &Axis| {
-        reduce::<false>(_mm256_min_epu32(
-            _mm256_or_si256(a.first, off),
-            _mm256_or_si256(a.second, off),
-        ))
-    };
-    let most = |a: &Axis| {
-        reduce::<true>(_mm256_max_epu32(
-            _mm256_and_si256(a.first, on),
-            _mm256_and_si256(a.second, on),
-        ))
-    };
+    let least = |a: &Axis| reduce::<false>(slot_bounds(a, on).0);
+    let most = |a: &Axis| reduce::<true>(slot_bounds(a, on).1);
     let (x0, y0) = (least(x) >> sx, least(y) >> sy);
     let (w, h) = (
         (most(x) >> sx).wrapping_sub(x0).wrapping_add(1),
@@ -568,20 +551,9 @@ fn grid8_levels(
     if surfaces[1].line_shifts() != [sx, sy] {
         return None;
     }
-    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
     // Each half's least and greatest texel per axis, in every slot of the half.
-    let least = |a: &Axis| {
-        reduce_halves::<false>(_mm256_min_epu32(
-            _mm256_or_si256(a.first, off),
-            _mm256_or_si256(a.second, off),
-        ))
-    };
-    let most = |a: &Axis| {
-        reduce_halves::<true>(_mm256_max_epu32(
-            _mm256_and_si256(a.first, on),
-            _mm256_and_si256(a.second, on),
-        ))
-    };
+    let least = |a: &Axis| reduce_halves::<false>(slot_bounds(a, on).0);
+    let most = |a: &Axis| reduce_halves::<true>(slot_bounds(a, on).1);
     let (shift_x, shift_y) = (_mm_cvtsi32_si128(sx as i32), _mm_cvtsi32_si128(sy as i32));
     let one = _mm256_set1_epi32(1);
     let (x0v, y0v) = (
@@ -618,6 +590,24 @@ fn grid8_levels(
         h: h[l],
         mask: [m0, m1][l],
     }))
+}
+
+/// Each slot's least and greatest texel on axis `a`, the slots not `on` out of the way:
+/// the least as `u32::MAX`, the greatest as 0.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn slot_bounds(a: &Axis, on: __m256i) -> (__m256i, __m256i) {
+    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
+    (
+        _mm256_min_epu32(
+            _mm256_or_si256(a.first, off),
+            _mm256_or_si256(a.second, off),
+        ),
+        _mm256_max_epu32(
+            _mm256_and_si256(a.first, on),
+            _mm256_and_si256(a.second, on),
+        ),
+    )
 }
 
 /// The taps' codes and line bits of a group whose slots' grids (one per slot: per slot
