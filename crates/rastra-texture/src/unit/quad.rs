@@ -122,6 +122,18 @@ impl QuadSlots {
     }
 }
 
+/// The levels a quad samples, set up ([`quad_levels`]): kept across a run's quads, which
+/// mostly sample the same levels as the quad before them, so a run sets each pair of
+/// levels up once rather than once a quad.
+struct LevelSetup<'t> {
+    /// The levels (both the first when one is sampled), how many are sampled, the slice.
+    key: ([u32; 2], usize, u32),
+    surfaces: [Surface<'t>; 2],
+    /// The sampled levels' sizes as the address stage takes them; `None` when one is 2³¹
+    /// texels or more (the quad path refuses such a level).
+    sizes: Option<[[i32; 2]; 2]>,
+}
+
 /// Whether a request takes the quad path: bilinear on both filters (so every footprint is,
 /// whatever a lane's LOD), a 2D or 2D-array view, no compare.
 #[inline(always)]
@@ -184,7 +196,7 @@ fn quad_passes<const FINITE: bool>(
         }
     }
     quad_levels::<FINITE>(
-        unit, slots, view, sampler, quad, at.src, at.source, lod, slice,
+        unit, slots, view, sampler, quad, at.src, at.source, lod, slice, &mut None,
     )
 }
 
@@ -208,6 +220,7 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
     // (A 2D view's lanes all read its base layer.)
     let flat = view.dimension == TextureViewDimension::D2;
     let mut slots = unit.quad_slots.take().unwrap_or_else(QuadSlots::new);
+    let mut setup = None;
     // The quads' LODs, a chunk of quads at a time, before their passes.
     const CHUNK: usize = 16;
     let mut lods = [LaneLod::UNSAMPLED; CHUNK];
@@ -233,7 +246,7 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
                 .all(|l| active >> l & 1 == 0 || lane_slice(view, quad.array_index[l]) == slice);
         if agree
             && let Some(v) = quad_levels::<FINITE>(
-                unit, &mut slots, view, sampler, quad, src, source, lod, slice,
+                unit, &mut slots, view, sampler, quad, src, source, lod, slice, &mut setup,
             )
         {
             *result = v;
@@ -260,7 +273,8 @@ pub(super) fn sample_implicit_run<const FINITE: bool>(
 /// The quad path for a quad whose lanes that want results (`quad.lanes`, at least one)
 /// share `lod` and `slice`, from `src` (its cache index memoised in `source`): the four
 /// results, or `None` (before any texel is fetched) when a footprint is not the short case
-/// or the probes are more than the slots hold.
+/// or the probes are more than the slots hold. `setup` holds the levels of the run's
+/// previous quad (of this view and source), set up again only when this quad's differ.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn quad_levels<'t, const FINITE: bool>(
@@ -273,6 +287,7 @@ fn quad_levels<'t, const FINITE: bool>(
     source: &Cell<Option<u32>>,
     lod: LaneLod,
     slice: u32,
+    setup: &mut Option<LevelSetup<'t>>,
 ) -> Option<[[f32; 4]; 4]> {
     let active = quad.lanes & 0xf;
     if quad.offset[..2].iter().any(|o| o.unsigned_abs() > 1 << 24) {
@@ -298,21 +313,38 @@ fn quad_levels<'t, const FINITE: bool>(
     };
     // Pass 1: each level's set-up and its slots' footprints.
     // (A level the quad does not sample takes the first's place, unused.)
-    let first_level = unit.surface_2d(src, view, levels[0].0, slice, source);
-    let second_level = if count == 2 {
-        unit.surface_2d(src, view, levels[1].0, slice, source)
-    } else {
-        first_level
-    };
-    let surfaces = [first_level.0, second_level.0];
-    // The sampled levels' sizes as the address stage takes them (below 2³¹).
-    let mut sizes = [[0i32; 2]; 2];
-    for (j, size) in [first_level.1, second_level.1][..count].iter().enumerate() {
-        if size.iter().any(|&s| s > i32::MAX as u32) {
-            return None;
+    let key = ([levels[0].0, levels[count - 1].0], count, slice);
+    if setup.as_ref().is_none_or(|s| s.key != key) {
+        let first_level = unit.surface_2d(src, view, levels[0].0, slice, source);
+        let second_level = if count == 2 {
+            unit.surface_2d(src, view, levels[1].0, slice, source)
+        } else {
+            first_level
+        };
+        // The sampled levels' sizes as the address stage takes them (below 2³¹).
+        let mut sizes = Some([[0i32; 2]; 2]);
+        for (j, size) in [first_level.1, second_level.1][..count].iter().enumerate() {
+            if size.iter().any(|&s| s > i32::MAX as u32) {
+                sizes = None;
+            } else if let Some(sizes) = &mut sizes {
+                sizes[j] = size.map(|s| s as i32);
+            }
         }
-        sizes[j] = size.map(|s| s as i32);
+        *setup = Some(LevelSetup {
+            key,
+            surfaces: [first_level.0, second_level.0],
+            sizes,
+        });
     }
+    let LevelSetup {
+        surfaces,
+        sizes: Some(sizes),
+        ..
+    } = setup.as_ref()?
+    else {
+        return None;
+    };
+    let sizes = *sizes;
     let d = sampler.desc();
     let modes = [d.address_mode_u, d.address_mode_v];
     let offset = [quad.offset[0], quad.offset[1]];
@@ -324,7 +356,7 @@ fn quad_levels<'t, const FINITE: bool>(
     let wide = false;
     #[cfg(target_arch = "x86_64")]
     let q = OneGroup {
-        surfaces: &surfaces,
+        surfaces,
         sizes,
         count,
         c0,
@@ -380,7 +412,7 @@ fn quad_levels<'t, const FINITE: bool>(
     let cache = &mut unit.cache;
     cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
     let mut pass = Pass2 {
-        surfaces: &surfaces,
+        surfaces,
         boxes: &boxes,
         slots,
         weights,
