@@ -184,8 +184,9 @@ fn lane_results(sums: [__m256; 2], active: u8) -> [[f32; 4]; 4] {
 /// after the other level's grid is made and before any filtering: the same accesses in the
 /// same order as level by level (filtering touches no cache state), the same operations for
 /// every slot, the same sums in the same order (level, then lane pair). `None` when a
-/// level's box spans more than [`GRID_LINES`] lines (nothing fetched or counted: the
-/// level-by-level passes take the quad); else [`one_group_avx2`]'s result.
+/// level's box spans more than [`GRID_LINES`] lines or the levels' lines differ in shape
+/// (nothing fetched or counted: the level-by-level passes take the quad); else
+/// [`one_group_avx2`]'s result.
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA ([`crate::cpu::wide`]).
@@ -216,6 +217,8 @@ unsafe fn two_levels_avx2<const FINITE: bool>(
         }
     }
     let (staged, staged_second) = (&mut slots.staged, &mut slots.staged_second);
+    // (The codes of both levels are masked to one length: the buffers'.)
+    debug_assert_eq!(staged.len(), staged_second.len());
     let codes = &mut slots.levels[0].code;
     let [grid0, grid1] = grid8_levels(&x, &y, on, q.surfaces, staged.len(), codes)?;
     cache.count_2x2_requests(2 * lanes.count_ones() as u64);
