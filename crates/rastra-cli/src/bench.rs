@@ -50,9 +50,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if let Some(clamp) = args.max_anisotropy {
         println!("# every workload sampler's anisotropy clamp set to {clamp}");
         for frame in &mut frames {
-            for sampler in &mut frame.samplers {
-                sampler.max_anisotropy = anisotropy_for(sampler, clamp);
-            }
+            crate::render::set_anisotropy(frame, clamp);
         }
     }
     let lavapipe = if args.no_lavapipe {
@@ -172,19 +170,6 @@ fn rastra_wgpu_device(config: DeviceDescriptor) -> Result<(wgpu::Device, wgpu::Q
     .map_err(|e| format!("a wgpu device on rastra: {e}"))
 }
 
-/// The anisotropy clamp `--max-anisotropy clamp` gives `sampler`: `clamp`, but 1 for a
-/// sampler with a filter that is not linear (anisotropic filtering needs all three linear).
-fn anisotropy_for(sampler: &rastra::SamplerDescriptor, clamp: u16) -> u16 {
-    let linear = [
-        sampler.mag_filter,
-        sampler.min_filter,
-        sampler.mipmap_filter,
-    ]
-    .iter()
-    .all(|&f| f == rastra::FilterMode::Linear);
-    if linear { clamp } else { 1 }
-}
-
 /// Prints one workload's scaling line: its one-thread time over its `threads`-thread time.
 fn report_scaling(name: &str, threads: usize, one_ms: f64, n_ms: f64) {
     println!(
@@ -267,24 +252,4 @@ impl Rounds {
 /// The timed (last) run of a warm-up and a timed run.
 fn timed(times_ms: Vec<f64>) -> f64 {
     times_ms.last().copied().unwrap_or(0.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rastra::{FilterMode, SamplerDescriptor};
-
-    #[test]
-    fn anisotropy_goes_only_to_all_linear_samplers() {
-        let trilinear = SamplerDescriptor::trilinear();
-        assert_eq!(anisotropy_for(&trilinear, 8), 8);
-        assert_eq!(anisotropy_for(&trilinear, 1), 1);
-        let nearest_mips = SamplerDescriptor {
-            mipmap_filter: FilterMode::Nearest,
-            ..SamplerDescriptor::trilinear()
-        };
-        assert_eq!(anisotropy_for(&nearest_mips, 8), 1);
-        let point = SamplerDescriptor::default();
-        assert_eq!(anisotropy_for(&point, 16), 1);
-    }
 }

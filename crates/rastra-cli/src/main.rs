@@ -56,6 +56,10 @@ pub struct RenderArgs {
     /// same; the shading statistics show what the removal saves.
     #[arg(long)]
     no_hidden_surface_removal: bool,
+    /// Set every sampler's anisotropy clamp to this (1–16; 1 = no anisotropic filtering).
+    /// Clamps above 1 go only to samplers whose filters are all linear.
+    #[arg(long, value_parser = parse_anisotropy)]
+    max_anisotropy: Option<u16>,
 }
 
 #[derive(clap::Args)]
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
             stats: None,
             threads: None,
             no_hidden_surface_removal: false,
+            max_anisotropy: None,
         }),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),

@@ -31,7 +31,10 @@ pub fn frame_for(scene: &str, width: u32, height: u32, msaa: u32) -> Result<Fram
 pub fn run(args: &RenderArgs) -> Result<(), String> {
     let (width, height) = args.size;
     let start = Instant::now();
-    let frame = frame_for(&args.scene, width, height, args.msaa)?;
+    let mut frame = frame_for(&args.scene, width, height, args.msaa)?;
+    if let Some(clamp) = args.max_anisotropy {
+        set_anisotropy(&mut frame, clamp);
+    }
     let built = start.elapsed();
     let rendered = frame
         .render(
@@ -69,8 +72,49 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Sets the anisotropy clamp of every sampler of `frame` (`--max-anisotropy`) to `clamp`,
+/// but to 1 for a sampler with a filter that is not linear (anisotropic filtering needs all
+/// three linear).
+pub fn set_anisotropy(frame: &mut Frame, clamp: u16) {
+    for sampler in &mut frame.samplers {
+        sampler.max_anisotropy = anisotropy_for(sampler, clamp);
+    }
+}
+
+/// The clamp [`set_anisotropy`] gives `sampler`.
+fn anisotropy_for(sampler: &rastra::SamplerDescriptor, clamp: u16) -> u16 {
+    let linear = [
+        sampler.mag_filter,
+        sampler.min_filter,
+        sampler.mipmap_filter,
+    ]
+    .iter()
+    .all(|&f| f == rastra::FilterMode::Linear);
+    if linear { clamp } else { 1 }
+}
+
 /// Writes tightly packed RGBA8 rows as a PNG.
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
     image::save_buffer(path, rgba, width, height, image::ExtendedColorType::Rgba8)
         .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rastra::{FilterMode, SamplerDescriptor};
+
+    #[test]
+    fn anisotropy_goes_only_to_all_linear_samplers() {
+        let trilinear = SamplerDescriptor::trilinear();
+        assert_eq!(anisotropy_for(&trilinear, 8), 8);
+        assert_eq!(anisotropy_for(&trilinear, 1), 1);
+        let nearest_mips = SamplerDescriptor {
+            mipmap_filter: FilterMode::Nearest,
+            ..SamplerDescriptor::trilinear()
+        };
+        assert_eq!(anisotropy_for(&nearest_mips, 8), 1);
+        let point = SamplerDescriptor::default();
+        assert_eq!(anisotropy_for(&point, 16), 1);
+    }
 }

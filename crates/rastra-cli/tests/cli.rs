@@ -135,6 +135,7 @@ fn bad_arguments_are_refused() {
         &["render", "--size", "0x10"],
         &["render", "--size", "big"],
         &["bench", "--max-anisotropy", "0"],
+        &["render", "--max-anisotropy", "32"],
         &["bench", "--max-anisotropy", "17"],
     ] {
         let out = rastra(args);
@@ -221,4 +222,38 @@ fn bench_overrides_the_anisotropy_clamp() {
             .any(|l| l.starts_with("textured_cubes rastra_ms=")),
         "{stdout}"
     );
+}
+
+#[test]
+fn render_overrides_the_anisotropy_clamp() {
+    // textured_cubes' 16× sampler takes several bilinear requests a fragment; with the
+    // clamp at 1 it is trilinear, at most two (one a level).
+    let requests_per_fragment = |extra: &[&str]| {
+        let (png, json) = (
+            out_path(&format!("aniso{}.png", extra.len())),
+            out_path(&format!("aniso{}.json", extra.len())),
+        );
+        let mut args = vec![
+            "render",
+            "--scene",
+            "textured_cubes",
+            "--size",
+            "96x54",
+            "--out",
+            &png,
+            "--stats",
+            &json,
+        ];
+        args.extend_from_slice(extra);
+        assert_rendered(&args, &png);
+        let stats: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let frame = &stats["frame"];
+        frame["texel_requests"].as_u64().unwrap() as f64
+            / frame["fragment_shader_invocations"].as_u64().unwrap() as f64
+    };
+    let anisotropic = requests_per_fragment(&[]);
+    let trilinear = requests_per_fragment(&["--max-anisotropy", "1"]);
+    assert!(anisotropic > 2.5, "{anisotropic}");
+    assert!(trilinear <= 2.0, "{trilinear}");
 }
