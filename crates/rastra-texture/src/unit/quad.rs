@@ -134,6 +134,15 @@ struct LevelSetup<'t> {
     sizes: Option<[[i32; 2]; 2]>,
 }
 
+/// Sizes a staging buffer for [`GRID_LINES`] lines of `line_texels` texels (made by the
+/// first grid that needs it; the L1's line is fixed, so only then).
+#[inline(always)]
+fn size_staging(staged: &mut Vec<[u32; 4]>, line_texels: usize) {
+    if staged.len() != GRID_LINES * line_texels {
+        *staged = vec![[0; 4]; GRID_LINES * line_texels];
+    }
+}
+
 /// Whether a request takes the quad path: bilinear on both filters (so every footprint is,
 /// whatever a lane's LOD), a 2D or 2D-array view, no compare.
 #[inline(always)]
@@ -336,11 +345,11 @@ fn quad_levels<'t, const FINITE: bool>(
             sizes,
         });
     }
-    let LevelSetup {
+    let Some(LevelSetup {
         surfaces,
         sizes: Some(sizes),
         ..
-    } = setup.as_ref()?
+    }) = setup.as_ref()
     else {
         return None;
     };
@@ -486,11 +495,8 @@ fn fetch_and_filter<const FINITE: bool>(cache: &mut TexelCache, p: &mut Pass2) -
     // (Probes are at most `TABLED_PROBES`: slots stay inside the arrays.)
     let n = p.n.min(TABLED_PROBES);
     let count = p.count.min(2);
-    let lt = cache.line_texels();
     let staged = &mut p.slots.staged;
-    if staged.len() != GRID_LINES * lt {
-        *staged = vec![[0; 4]; GRID_LINES * lt];
-    }
+    size_staging(staged, cache.line_texels());
     for j in 0..count {
         let (surface, l) = (&p.surfaces[j], &mut p.slots.levels[j]);
         if let Some(grid) = l.grid(&p.boxes[j], surface, n, p.active, staged.len()) {

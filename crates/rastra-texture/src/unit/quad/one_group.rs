@@ -79,11 +79,8 @@ pub(super) unsafe fn one_group_avx2<const FINITE: bool>(
         return None;
     }
     cache.count_2x2_requests((active.count_ones() as usize * count * n) as u64);
-    let lt = cache.line_texels();
     let staged = &mut slots.staged;
-    if staged.len() != GRID_LINES * lt {
-        *staged = vec![[0; 4]; GRID_LINES * lt];
-    }
+    size_staging(staged, cache.line_texels());
     // Passes 2 and 3, level by level: each slot's weighted sum of its four taps, two
     // slots to a register (slot 2p in the low half, 2p + 1 in the high: pair p holds lanes
     // 0 and 1 of a probe when p is even, 2 and 3 when odd), added to its lanes' sums as it
@@ -210,11 +207,8 @@ unsafe fn two_levels_avx2<const FINITE: bool>(
     if _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_xor_si256(taken, on))) != 0 {
         return Some(None);
     }
-    let lt = cache.line_texels();
     for staged in [&mut slots.staged, &mut slots.staged_second] {
-        if staged.len() != GRID_LINES * lt {
-            *staged = vec![[0; 4]; GRID_LINES * lt];
-        }
+        size_staging(staged, cache.line_texels());
     }
     let (staged, staged_second) = (&mut slots.staged, &mut slots.staged_second);
     // (The codes of both levels are masked to one length: the buffers'.)
