@@ -10,11 +10,15 @@
 //! The timings are taken in interleaved rounds: each round renders the workload on rastra,
 //! on lavapipe and on rastra with one thread, each time a warm-up run and then the timed
 //! run; a figure is the median over the rounds. A machine whose speed drifts (a shared
-//! virtual machine) then slows the runs that are compared with each other alike.
+//! virtual machine) then slows the runs that are compared with each other alike. Each side
+//! keeps one device for the whole bench — lavapipe's wgpu device, rastra's device of N
+//! threads and its one-thread device — and makes a workload's resources on it each round,
+//! as a program rendering frame after frame does: a round's frames do not pay for a new
+//! device's worker threads and their memory being touched for the first time.
 //! `--each-round` prints every round's times too (`# <name> round <k>: rastra_ms=<warm-up>,
 //! <timed> …`), to see how far they move.
 
-use rastra::DeviceDescriptor;
+use rastra::{Device, DeviceDescriptor, Queue};
 use rastra_lavapipe::Lavapipe;
 use rastra_scene::{Frame, median, workloads};
 
@@ -80,10 +84,13 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         ..DeviceDescriptor::default()
     };
     let threads = device.resolved_threads();
+    let rastra_device = Device::new(&device);
     // The one-thread device of the scaling lines, when there is something to compare.
-    let single = (threads > 1 && !args.no_scaling).then(|| DeviceDescriptor {
-        threads: Some(1),
-        ..DeviceDescriptor::default()
+    let single = (threads > 1 && !args.no_scaling).then(|| {
+        Device::new(&DeviceDescriptor {
+            threads: Some(1),
+            ..DeviceDescriptor::default()
+        })
     });
     println!(
         "# {width}x{height}, median of {} interleaved rounds (each: a warm-up and a timed run), rastra threads: {threads}, machine threads available: {}",
@@ -102,16 +109,16 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             name,
             args.each_round,
             args.runs,
-            |d| {
+            |(d, q)| {
                 frame
-                    .render(d, 2)
+                    .render_on(d, q, 2)
                     .map(|r| r.times_ms)
                     .map_err(|e| e.to_string())
             },
             lavapipe
                 .as_ref()
                 .map(|l| move || l.render(frame, 2).map(|r| r.times_ms)),
-            &device,
+            &rastra_device,
             single.as_ref(),
         )
         .map_err(|e| format!("{name}: {e}"))?;
@@ -132,16 +139,16 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             name,
             args.each_round,
             args.runs,
-            |d| {
+            |(d, q)| {
                 compute
-                    .run(d, 2)
+                    .run_on(d, q, 2)
                     .map(|r| r.times_ms)
                     .map_err(|e| e.to_string())
             },
             lavapipe
                 .as_ref()
                 .map(|l| || l.run_compute(&compute, 2).map(|r| r.times_ms)),
-            &device,
+            &rastra_device,
             single.as_ref(),
         )
         .map_err(|e| format!("{name}: {e}"))?;
@@ -205,10 +212,10 @@ impl Rounds {
         name: &str,
         each_round: bool,
         runs: usize,
-        rastra: impl Fn(&DeviceDescriptor) -> Result<Vec<f64>, String>,
+        rastra: impl Fn(&(Device, Queue)) -> Result<Vec<f64>, String>,
         lavapipe: Option<impl Fn() -> Result<Vec<f64>, String>>,
-        device: &DeviceDescriptor,
-        single: Option<&DeviceDescriptor>,
+        device: &(Device, Queue),
+        single: Option<&(Device, Queue)>,
     ) -> Result<Rounds, String> {
         let mut times = Rounds::default();
         for round in 0..runs.max(1) {

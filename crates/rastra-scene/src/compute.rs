@@ -48,10 +48,21 @@ impl ComputeResult {
 }
 
 impl ComputeRecipe {
-    /// Runs the job on rastra `runs` times (at least once); buffers are reset to their
-    /// initial contents before each run (not timed).
+    /// Runs the job on a new rastra device `runs` times (at least once); buffers are reset
+    /// to their initial contents before each run (not timed).
     pub fn run(&self, device_desc: &DeviceDescriptor, runs: usize) -> Result<ComputeResult, Error> {
         let (device, queue) = Device::new(device_desc);
+        self.run_on(&device, &queue, runs)
+    }
+
+    /// [`ComputeRecipe::run`] on an existing device (the job's buffers and pipelines made on
+    /// it and dropped, the device kept).
+    pub fn run_on(
+        &self,
+        device: &Device,
+        queue: &rastra::Queue,
+        runs: usize,
+    ) -> Result<ComputeResult, Error> {
         let module = device.create_shader_module(&rastra::ShaderModuleDescriptor {
             label: Some(&self.name),
             source: rastra::ShaderSource::Wgsl(&self.shader),

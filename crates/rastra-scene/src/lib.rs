@@ -163,10 +163,22 @@ pub fn median(times: &[f64]) -> f64 {
 }
 
 impl Frame {
-    /// Renders the frame on rastra `runs` times (at least once), timing each submission;
-    /// returns the last image and the statistics of the last run.
+    /// Renders the frame on a new rastra device `runs` times (at least once), timing each
+    /// submission; returns the last image and the statistics of the last run.
     pub fn render(&self, device_desc: &DeviceDescriptor, runs: usize) -> Result<Rendered, Error> {
         let (device, queue) = Device::new(device_desc);
+        self.render_on(&device, &queue, runs)
+    }
+
+    /// [`Frame::render`] on an existing device: the frame's resources are made on it, used
+    /// and dropped, the device (its workers, their memory, its front-end buffers) kept —
+    /// what a program rendering frame after frame on one device has.
+    pub fn render_on(
+        &self,
+        device: &Device,
+        queue: &rastra::Queue,
+        runs: usize,
+    ) -> Result<Rendered, Error> {
         let module = device.create_shader_module(&rastra::ShaderModuleDescriptor {
             label: Some(&self.name),
             source: rastra::ShaderSource::Wgsl(&self.shader),
@@ -179,7 +191,7 @@ impl Frame {
         let textures = self
             .textures
             .iter()
-            .map(|t| upload_texture(&device, &queue, t))
+            .map(|t| upload_texture(device, queue, t))
             .collect::<Result<Vec<_>, _>>()?;
         let samplers = self
             .samplers

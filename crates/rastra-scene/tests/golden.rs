@@ -180,6 +180,28 @@ fn a_new_device_counts_the_same() {
     assert_eq!(first.stats, second.stats);
 }
 
+/// A frame rendered again on a device that rendered it before (`Frame::render_on`, as the
+/// bench does round after round) makes the same image, and its texture units the same L1
+/// traffic, as on a new device: only the device-wide texture L2 keeps what earlier frames
+/// left in it.
+#[test]
+fn frames_on_one_device_render_the_same() {
+    let frame = rastra_scene::workloads::textured_cubes(128, 72, 900);
+    let desc = DeviceDescriptor::default();
+    let fresh = frame.render(&desc, 1).expect("the scene renders");
+    let (device, queue) = rastra::Device::new(&desc);
+    for _ in 0..2 {
+        let again = frame.render_on(&device, &queue, 1).expect("the scene renders");
+        assert!(again.pixels == fresh.pixels, "the same image on a reused device");
+        let (a, f) = (again.stats.total(), fresh.stats.total());
+        assert!(f.texel_l1_accesses > 0);
+        assert_eq!(
+            (a.quads_rasterized, a.texel_l1_accesses, a.texel_l1_misses),
+            (f.quads_rasterized, f.texel_l1_accesses, f.texel_l1_misses)
+        );
+    }
+}
+
 /// The small-triangle workload cut into 120 draws of 50 triangles — a pass of many small
 /// draws, run as batches whose front ends and tiles mix draws.
 fn many_small_draws() -> Frame {
