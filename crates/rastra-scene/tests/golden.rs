@@ -191,8 +191,13 @@ fn frames_on_one_device_render_the_same() {
     let fresh = frame.render(&desc, 1).expect("the scene renders");
     let (device, queue) = rastra::Device::new(&desc);
     for _ in 0..2 {
-        let again = frame.render_on(&device, &queue, 1).expect("the scene renders");
-        assert!(again.pixels == fresh.pixels, "the same image on a reused device");
+        let again = frame
+            .render_on(&device, &queue, 1)
+            .expect("the scene renders");
+        assert!(
+            again.pixels == fresh.pixels,
+            "the same image on a reused device"
+        );
         let (a, f) = (again.stats.total(), fresh.stats.total());
         assert!(f.texel_l1_accesses > 0);
         assert_eq!(
