@@ -181,14 +181,16 @@ fn a_new_device_counts_the_same() {
 }
 
 /// A frame rendered again on a device that rendered it before (`Frame::render_on`, as the
-/// bench does round after round) makes the same image, and its texture units the same L1
-/// traffic, as on a new device: only the device-wide texture L2 keeps what earlier frames
-/// left in it.
+/// bench does round after round) makes the same image and the same statistics as on a new
+/// device: each call makes the frame's textures anew, in memory regions of their own, so the
+/// device-wide texture L2 — which keeps its lines from one submission to the next — holds
+/// none of their texels when the frame starts.
 #[test]
 fn frames_on_one_device_render_the_same() {
     let frame = rastra_scene::workloads::textured_cubes(128, 72, 900);
     let desc = DeviceDescriptor::default();
     let fresh = frame.render(&desc, 1).expect("the scene renders");
+    assert!(fresh.stats.total().texel_l2_accesses > 0);
     let (device, queue) = rastra::Device::new(&desc);
     for _ in 0..2 {
         let again = frame
@@ -198,12 +200,7 @@ fn frames_on_one_device_render_the_same() {
             again.pixels == fresh.pixels,
             "the same image on a reused device"
         );
-        let (a, f) = (again.stats.total(), fresh.stats.total());
-        assert!(f.texel_l1_accesses > 0);
-        assert_eq!(
-            (a.quads_rasterized, a.texel_l1_accesses, a.texel_l1_misses),
-            (f.quads_rasterized, f.texel_l1_accesses, f.texel_l1_misses)
-        );
+        assert_eq!(again.stats, fresh.stats);
     }
 }
 
