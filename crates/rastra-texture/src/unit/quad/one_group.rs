@@ -361,15 +361,7 @@ pub(super) unsafe fn footprints_avx2(
 #[target_feature(enable = "avx2")]
 #[inline]
 fn widen_box(lo: __m256i, hi: __m256i, axis: &Axis, on: __m256i) -> (__m256i, __m256i) {
-    let off = _mm256_xor_si256(on, _mm256_set1_epi32(-1));
-    let least = _mm256_min_epu32(
-        _mm256_or_si256(axis.first, off),
-        _mm256_or_si256(axis.second, off),
-    );
-    let most = _mm256_max_epu32(
-        _mm256_and_si256(axis.first, on),
-        _mm256_and_si256(axis.second, on),
-    );
+    let (least, most) = slot_bounds(axis, on);
     (_mm256_min_epu32(lo, least), _mm256_max_epu32(hi, most))
 }
 
