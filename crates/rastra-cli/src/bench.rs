@@ -57,6 +57,17 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             crate::render::set_anisotropy(frame, clamp);
         }
     }
+    println!(
+        "# rastra's anisotropic samplers blend mip levels {}",
+        if args.full_anisotropic_mip_blend {
+            "by λ's whole fraction (--full-anisotropic-mip-blend)".to_string()
+        } else {
+            format!(
+                "across the middle {} of a level (the default, narrowed blend)",
+                rastra::MipBlend::NARROW_WIDTH
+            )
+        }
+    );
     let lavapipe = if args.no_lavapipe {
         None
     } else {
@@ -81,6 +92,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     };
     let device = DeviceDescriptor {
         threads: args.threads,
+        anisotropic_mip_blend: crate::mip_blend(args.full_anisotropic_mip_blend),
         ..DeviceDescriptor::default()
     };
     let threads = device.resolved_threads();
@@ -89,7 +101,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let single = (threads > 1 && !args.no_scaling).then(|| {
         Device::new(&DeviceDescriptor {
             threads: Some(1),
-            ..DeviceDescriptor::default()
+            ..device.clone()
         })
     });
     println!(

@@ -60,6 +60,11 @@ pub struct RenderArgs {
     /// Clamps above 1 go only to samplers whose filters are all linear.
     #[arg(long, value_parser = parse_anisotropy)]
     max_anisotropy: Option<u16>,
+    /// Let anisotropic samplers blend mip levels by λ's whole fraction, as trilinear
+    /// samplers do, instead of only across the middle of a level (rastra's default, the
+    /// trilinear optimization GPU drivers apply to anisotropic filtering).
+    #[arg(long)]
+    full_anisotropic_mip_blend: bool,
 }
 
 #[derive(clap::Args)]
@@ -95,6 +100,19 @@ pub struct BenchArgs {
     /// Clamps above 1 go only to samplers whose filters are all linear.
     #[arg(long, value_parser = parse_anisotropy)]
     max_anisotropy: Option<u16>,
+    /// Let rastra's anisotropic samplers blend mip levels by λ's whole fraction, as
+    /// trilinear samplers do (lavapipe's probes read one level either way).
+    #[arg(long)]
+    full_anisotropic_mip_blend: bool,
+}
+
+/// The mip blend anisotropic samplers get: narrowed unless `full`.
+fn mip_blend(full: bool) -> rastra::MipBlend {
+    if full {
+        rastra::MipBlend::Full
+    } else {
+        rastra::MipBlend::Narrow
+    }
 }
 
 fn parse_anisotropy(s: &str) -> Result<u16, String> {
@@ -185,6 +203,7 @@ fn main() -> ExitCode {
             threads: None,
             no_hidden_surface_removal: false,
             max_anisotropy: None,
+            full_anisotropic_mip_blend: false,
         }),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),

@@ -44,6 +44,7 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
                     hidden_surface_removal: !args.no_hidden_surface_removal,
                     ..Default::default()
                 },
+                anisotropic_mip_blend: crate::mip_blend(args.full_anisotropic_mip_blend),
                 ..DeviceDescriptor::default()
             },
             1,

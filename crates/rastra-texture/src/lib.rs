@@ -33,7 +33,9 @@ pub mod mipmap;
 pub use cache::{CacheConfig, L2Cache, L2Request, L2Sets, L2Share, L2Split, TexelCacheStats};
 pub use format::{AstcBlock, AstcChannel, SampleType, TextureAspect, TextureFormat};
 pub use image::{ImageLayout, StorageImage};
-pub use sampler::{AddressMode, BorderColor, CompareFunction, FilterMode, Sampler, SamplerDesc};
+pub use sampler::{
+    AddressMode, BorderColor, CompareFunction, FilterMode, MipBlend, Sampler, SamplerDesc,
+};
 pub use storage::{
     DataLayout, Limits, SurfaceLayout, Texture, TextureCopy, TextureDesc, TextureDimension,
     copy_texture_to_texture, morton8, tiled_element,

@@ -16,12 +16,15 @@
 //!    unless η hits the cap (the spec's formula; it allows N for η, a finer LOD that reads
 //!    the same number of texels from up to a level further down). Then bias, the
 //!    sampler's [lod_min, lod_max] clamp (NaN → lod_min). λ ≤ 0 magnifies (mag filter), else
-//!    minifies (min filter). Levels: d = clamp(λ, 0, q); nearest mip = ⌈d + ½⌉ − 1, linear mip
-//!    blends ⌊d⌋ and ⌊d⌋ + 1 by the fraction (trilinear).
+//!    minifies (min filter). Levels: d = clamp(λ, 0, q); nearest mip = ⌈d + ½⌉ − 1,
+//!    linear mip blends ⌊d⌋ and ⌊d⌋ + 1 by the fraction (trilinear); an anisotropic
+//!    sampler by default only across the fraction's middle 0.3, one level outside it
+//!    ([`crate::sampler::MipBlend`]).
 //! 3. **Anisotropic probes.** N probes spaced evenly along the major-axis gradient (the
 //!    screen axis with the longer texel-space footprint), at offsets ((k + ½)/N − ½) of its
-//!    length, equally weighted, each a full bilinear/trilinear sample at λ — so the probes
-//!    tile the pixel's footprint along its length, each covering a minor-axis-wide square.
+//!    length, equally weighted, each a full bilinear/trilinear sample at λ's levels — so
+//!    the probes tile the pixel's footprint along its length, each covering a
+//!    minor-axis-wide square.
 //! 4. **Addressing** on integer texel coordinates (§16.7): repeat, mirror-repeat,
 //!    clamp-to-edge, clamp-to-border (border texels read the border colour). Cube maps
 //!    select a face and are always seamless (`cube`).

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use rastra_stats::FrameStats;
 use rastra_texture::CacheConfig as TexelCacheConfig;
+use rastra_texture::MipBlend;
 
 use crate::binding::{BindGroup, BindGroupDescriptor};
 use crate::command::{CommandBuffer, CommandEncoder};
@@ -35,6 +36,10 @@ pub struct DeviceDescriptor {
     /// Geometry of the texel caches: every shader core's L1 and the device's shared L2
     /// (sizes, line shape, associativity). Affects only the cache statistics, never results.
     pub texel_cache: TexelCacheConfig,
+    /// How anisotropic samplers' probes blend mip levels (`rastra_texture::MipBlend`):
+    /// narrowed by default, as GPU drivers do; `Full` blends like a trilinear sampler.
+    /// Samplers take it when they are made.
+    pub anisotropic_mip_blend: MipBlend,
     /// Optional behaviours, all on by default.
     pub features: DeviceFeatures,
 }
@@ -45,6 +50,7 @@ impl Default for DeviceDescriptor {
             shader_instruction_budget: 1 << 32,
             threads: None,
             texel_cache: TexelCacheConfig::default(),
+            anisotropic_mip_blend: MipBlend::default(),
             features: DeviceFeatures::default(),
         }
     }
@@ -150,7 +156,7 @@ impl Device {
 
     pub fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, Error> {
         self.alive()?;
-        Sampler::new(desc)
+        Sampler::new(desc, self.0.desc.anisotropic_mip_blend)
     }
 
     pub fn create_shader_module(

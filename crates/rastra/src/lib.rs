@@ -77,6 +77,8 @@ pub use rastra_shader::{
 pub use rastra_stats::{Counters, DrawStats, FrameStats};
 /// Texel-cache geometry (`DeviceDescriptor::texel_cache`).
 pub use rastra_texture::CacheConfig as TexelCacheConfig;
+/// How anisotropic samplers blend mip levels (`DeviceDescriptor::anisotropic_mip_blend`).
+pub use rastra_texture::MipBlend;
 /// The host CPU's vector units: whether the hot loops run their AVX2+FMA versions, and the
 /// switch that forces the baseline ones (`RASTRA_SIMD=baseline` does it for a process).
 pub use rastra_texture::cpu;

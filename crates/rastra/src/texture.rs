@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use rastra_pipeline::hiz::HiZBuffer;
-use rastra_texture::{TextureDesc, TextureError};
+use rastra_texture::{MipBlend, TextureDesc, TextureError};
 
 use crate::TextureFormat;
 use crate::error::{Error, validation};
@@ -346,8 +346,10 @@ pub type SamplerDescriptor = rastra_texture::SamplerDesc;
 pub struct Sampler(pub(crate) Arc<rastra_texture::Sampler>);
 
 impl Sampler {
-    pub(crate) fn new(desc: &SamplerDescriptor) -> Result<Sampler, Error> {
-        Ok(Sampler(Arc::new(rastra_texture::Sampler::new(*desc)?)))
+    pub(crate) fn new(desc: &SamplerDescriptor, blend: MipBlend) -> Result<Sampler, Error> {
+        Ok(Sampler(Arc::new(rastra_texture::Sampler::with_mip_blend(
+            *desc, blend,
+        )?)))
     }
 
     pub fn desc(&self) -> &SamplerDescriptor {

@@ -52,7 +52,8 @@ pub(super) fn footprint_lod(
 
 /// The view levels a lane with LOD `lambda` samples and their weights (T4 step 2: nearest
 /// mip ⌈d + ½⌉ − 1, or the two levels either side of d blended by its fraction, d = λ
-/// clamped to the view's levels); a second level of weight 0 is not sampled.
+/// clamped to the view's levels, the fraction narrowed by an anisotropic sampler's
+/// [`MipBlend`]); a second level of weight 0 is not sampled.
 #[inline(always)]
 pub(super) fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) -> [(u32, f32); 2] {
     let q = (view.mip_level_count - 1) as f32;
@@ -76,8 +77,13 @@ pub(super) fn lane_levels(view: &TextureView, sampler: &Sampler, lambda: f32) ->
         }
         FilterMode::Linear => {
             let lo = floor_f32(dl);
-            let frac = dl - lo;
-            [(lo as u32, 1.0 - frac), ((lo + 1.0).min(q) as u32, frac)]
+            let upper = (lo + 1.0).min(q) as u32;
+            let frac = sampler.mip_blend().weight(dl - lo);
+            if frac == 1.0 {
+                // The coarser level alone (only a narrowed blend gets here).
+                return [(upper, 1.0), (upper, 0.0)];
+            }
+            [(lo as u32, 1.0 - frac), (upper, frac)]
         }
     }
 }

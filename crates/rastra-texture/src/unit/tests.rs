@@ -428,6 +428,71 @@ fn unmasked_weighted_sum_equals_the_masked_one_on_finite_texels() {
     }
 }
 
+/// A linear mip filter's levels and weights: a trilinear sampler, and an anisotropic one
+/// told to blend fully, blend by λ's whole fraction; an anisotropic sampler by default
+/// reads one level while the fraction is outside its middle 0.3 and ramps across it, its
+/// weights always summing to 1 and the coarser level's never falling as λ rises.
+#[test]
+fn anisotropic_samplers_narrow_the_mip_blend() {
+    let tex =
+        Texture::new(TextureDesc::d2(64, 64, TextureFormat::Rgba8Unorm).with_mips(7)).unwrap();
+    let view = TextureView::whole(&tex).unwrap();
+    let make = |aniso: u16, blend: crate::MipBlend| {
+        Sampler::with_mip_blend(
+            SamplerDesc {
+                max_anisotropy: aniso,
+                ..SamplerDesc::trilinear()
+            },
+            blend,
+        )
+        .unwrap()
+    };
+    let trilinear = make(1, crate::MipBlend::Narrow);
+    let full = make(16, crate::MipBlend::Full);
+    let narrow = make(16, crate::MipBlend::Narrow);
+    assert_eq!(trilinear.mip_blend(), crate::MipBlend::Full);
+    assert_eq!(
+        Sampler::new(SamplerDesc {
+            max_anisotropy: 2,
+            ..SamplerDesc::trilinear()
+        })
+        .unwrap()
+        .mip_blend(),
+        crate::MipBlend::Narrow
+    );
+    let levels = |s: &Sampler, l: f32| lane_levels(&view, s, l);
+    for l in [0.0f32, 0.1, 0.34, 0.5, 0.66, 2.25, 5.9, 6.0, 9.0] {
+        let want = levels(&trilinear, l);
+        assert_eq!(levels(&full, l), want, "λ {l}");
+    }
+    assert_eq!(levels(&trilinear, 2.25), [(2, 0.75), (3, 0.25)]);
+    // Outside the band: one level, the second of weight 0 (not sampled).
+    assert_eq!(levels(&narrow, 2.25), [(2, 1.0), (3, 0.0)]);
+    assert_eq!(levels(&narrow, 2.35), [(2, 1.0), (3, 0.0)]);
+    assert_eq!(levels(&narrow, 2.75), [(3, 1.0), (3, 0.0)]);
+    assert_eq!(levels(&narrow, 2.5), [(2, 0.5), (3, 0.5)]);
+    // The last level and beyond: that level alone.
+    assert_eq!(levels(&narrow, 6.0), [(6, 1.0), (6, 0.0)]);
+    assert_eq!(levels(&narrow, 8.0), [(6, 1.0), (6, 0.0)]);
+    let mut last = 0.0f32;
+    for i in 0..=1000 {
+        let l = 1.0 + i as f32 / 1000.0 * 0.999;
+        let [(a, wa), (b, wb)] = levels(&narrow, l);
+        assert!((wa + wb - 1.0).abs() < 1e-6, "λ {l}: {wa} + {wb}");
+        let coarser = if a == 2 {
+            1.0
+        } else if b == 2 {
+            wb
+        } else {
+            0.0
+        };
+        assert!(coarser >= last, "λ {l}: {coarser} after {last}");
+        assert!(a == 1 || (a == 2 && wa == 1.0), "λ {l}: level {a}");
+        last = coarser;
+    }
+    assert_eq!(last, 1.0);
+}
+
 /// The four-lane LOD set-up of flat positions with implicit LOD (and bias) gives each lane
 /// the lane-by-lane set-up's LOD, probe count and axis, bit for bit: 1D, 2D and 3D views,
 /// anisotropy off and on, gradients of every size including none, infinite and NaN.
