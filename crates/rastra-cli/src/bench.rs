@@ -93,10 +93,18 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let device = DeviceDescriptor {
         threads: args.threads,
         anisotropic_mip_blend: crate::mip_blend(args.full_anisotropic_mip_blend),
+        pin_workers: !args.no_pin_workers,
         ..DeviceDescriptor::default()
     };
     let threads = device.resolved_threads();
     let rastra_device = Device::new(&device);
+    println!(
+        "# rastra's workers: {}",
+        match rastra_device.0.pinned_cpus() {
+            Some(cpus) => format!("each bound to its own CPU ({cpus:?})"),
+            None => "placed by the OS".to_string(),
+        }
+    );
     // The one-thread device of the scaling lines, when there is something to compare.
     let single = (threads > 1 && !args.no_scaling).then(|| {
         Device::new(&DeviceDescriptor {

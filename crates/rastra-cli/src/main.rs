@@ -104,6 +104,10 @@ pub struct BenchArgs {
     /// trilinear samplers do (lavapipe's probes read one level either way).
     #[arg(long)]
     full_anisotropic_mip_blend: bool,
+    /// Leave rastra's worker threads to the OS's placement instead of binding each to its
+    /// own CPU (which rastra does when there are as many workers as CPUs).
+    #[arg(long)]
+    no_pin_workers: bool,
 }
 
 /// The mip blend anisotropic samplers get: narrowed unless `full`.

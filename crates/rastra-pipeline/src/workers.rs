@@ -3,7 +3,8 @@
 //! claim them — each its own share first, then what is left of the others' — and each tile
 //! is processed by one worker in API order. Results come back in tile order, so merged
 //! statistics and images do not depend on the number of threads or on which worker ran
-//! which tile.
+//! which tile. With one worker per CPU the process may use, each is bound to its own CPU
+//! (as OpenSWR binds its workers), so the OS cannot stack two on one CPU.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -12,29 +13,59 @@ use std::sync::{Mutex, PoisonError};
 pub struct Workers {
     pool: Option<rayon::ThreadPool>,
     threads: usize,
+    /// The CPU each worker is bound to, worker by worker, when they are.
+    pinned: Option<Vec<usize>>,
 }
 
 impl Workers {
     /// `threads` workers; 1 runs everything on the calling thread. A pool that cannot be
-    /// created (the OS refuses threads) falls back to the calling thread.
-    pub fn new(threads: usize) -> Workers {
+    /// created (the OS refuses threads) falls back to the calling thread. With `pin`, and
+    /// as many workers as CPUs the process may run on ([`allowed_cpus`]), worker i is
+    /// bound to the i-th of them, as OpenSWR binds its workers when it picks their number
+    /// itself. Unbound, Linux may wake a frame's workers onto the same CPU while the
+    /// other is idle, and leave them sharing it for several scheduler ticks: on the model
+    /// workload at two threads, 13–16 ms of a 30 ms frame in some rounds (`perf` with
+    /// `sched:sched_switch` and `sched:sched_wakeup`: the second worker woken with
+    /// `target_cpu` the first's, the two then preempting each other every 4 ms). Binding
+    /// changes where work runs, never what it computes.
+    pub fn new(threads: usize, pin: bool) -> Workers {
         let threads = threads.max(1);
+        let cpus = (pin && threads > 1)
+            .then(allowed_cpus)
+            .flatten()
+            .filter(|cpus| cpus.len() == threads);
         let pool = (threads > 1)
             .then(|| {
+                let bind = cpus.clone();
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .thread_name(|i| format!("rastra-worker-{i}"))
+                    .start_handler(move |i| {
+                        if let Some(&cpu) = bind.as_ref().and_then(|c| c.get(i)) {
+                            bind_current_thread(cpu);
+                        }
+                    })
                     .build()
                     .ok()
             })
             .flatten();
         let threads = if pool.is_some() { threads } else { 1 };
-        Workers { pool, threads }
+        let pinned = cpus.filter(|_| pool.is_some());
+        Workers {
+            pool,
+            threads,
+            pinned,
+        }
     }
 
     /// Worker threads the pool runs.
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// The CPU each worker is bound to, when [`Workers::new`] bound them.
+    pub fn pinned_cpus(&self) -> Option<&[usize]> {
+        self.pinned.as_deref()
     }
 
     /// Runs `f` on one of the workers (or on the calling thread when there is only one),
@@ -197,15 +228,85 @@ impl Claims {
 }
 
 impl Default for Workers {
-    /// One worker per available core.
+    /// One worker per available core, unbound.
     fn default() -> Workers {
-        Workers::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        Workers::new(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            false,
+        )
     }
+}
+
+/// The CPUs the calling thread may run on (its affinity mask), in increasing order; `None`
+/// where the OS does not say (or is not Linux).
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `set` is a plain bit set the call fills; its size is passed with it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        if ok != 0 {
+            return None;
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `cpu` is below CPU_SETSIZE, the set's size in bits.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect();
+        (!cpus.is_empty()).then_some(cpus)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Binds the calling thread to `cpu` (Linux; a refusal leaves it unbound: binding only
+/// places work, so nothing depends on it).
+fn bind_current_thread(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    if cpu < libc::CPU_SETSIZE as usize {
+        // SAFETY: as in `allowed_cpus`; `cpu` is below CPU_SETSIZE.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With as many workers as allowed CPUs, each worker runs bound to its own CPU (the
+    /// affinity a job sees is that one CPU) and the work is done as unbound; with another
+    /// count, or without `pin`, nothing is bound.
+    #[test]
+    fn workers_are_pinned_one_per_allowed_cpu() {
+        let Some(cpus) = allowed_cpus() else {
+            return;
+        };
+        let n = cpus.len();
+        let jobs = 4 * n.max(2);
+        let unbound = Workers::new(n.max(2), false);
+        assert_eq!(unbound.pinned_cpus(), None);
+        let want = unbound.map_init(jobs, || (), |_, i| i * i);
+        if n > 1 {
+            let pinned = Workers::new(n, true);
+            assert_eq!(pinned.pinned_cpus(), Some(&cpus[..]));
+            let seen = pinned.map_init(jobs, || (), |_, i| (i * i, allowed_cpus()));
+            for (i, (v, affinity)) in seen.into_iter().enumerate() {
+                assert_eq!(v, want[i]);
+                let affinity = affinity.expect("a worker's affinity");
+                assert_eq!(affinity.len(), 1, "job {i} ran on {affinity:?}");
+                assert!(cpus.contains(&affinity[0]));
+            }
+        }
+        assert_eq!(Workers::new(n + 1, true).pinned_cpus(), None);
+        assert_eq!(Workers::new(1, true).pinned_cpus(), None);
+    }
 
     /// Every index is run exactly once, results come back in index order, a worker's state
     /// is its own (made once per worker that claims work), and `for_each_mut` hands each item
@@ -213,7 +314,7 @@ mod tests {
     #[test]
     fn claimed_work_runs_once_in_index_order() {
         for threads in [1, 2, 3, 8] {
-            let workers = Workers::new(threads);
+            let workers = Workers::new(threads, false);
             for n in [0, 1, 2, 7, 300] {
                 let inits = AtomicUsize::new(0);
                 let results = workers.map_init(
@@ -270,7 +371,7 @@ mod tests {
     #[test]
     fn work_handed_out_from_a_worker_runs_once_in_index_order() {
         for threads in [1, 2, 3, 8] {
-            let workers = Workers::new(threads);
+            let workers = Workers::new(threads, false);
             // Nested as a draw batch is: groups handed out one after another from inside
             // `run`, each a map over its items.
             let groups = workers.run(|| {

@@ -33,12 +33,17 @@ pub struct DeviceDescriptor {
     /// variable if set, else one per available core. Images and statistics are identical
     /// for any count.
     pub threads: Option<usize>,
+    /// Bind each worker thread to its own CPU when there are as many workers as CPUs the
+    /// process may run on (`rastra_pipeline::Workers::new`); otherwise, or when false, the
+    /// OS places them. Never changes results.
+    pub pin_workers: bool,
     /// Geometry of the texel caches: every shader core's L1 and the device's shared L2
     /// (sizes, line shape, associativity). Affects only the cache statistics, never results.
     pub texel_cache: TexelCacheConfig,
     /// How anisotropic samplers' probes blend mip levels (`rastra_texture::MipBlend`):
-    /// narrowed by default, as GPU drivers do; `Full` blends like a trilinear sampler.
-    /// Samplers take it when they are made.
+    /// only across the middle of a level by default (Vulkan leaves the anisotropic filter
+    /// to the implementation); `Full` blends like a trilinear sampler. Samplers take it
+    /// when they are made.
     pub anisotropic_mip_blend: MipBlend,
     /// Optional behaviours, all on by default.
     pub features: DeviceFeatures,
@@ -49,6 +54,7 @@ impl Default for DeviceDescriptor {
         DeviceDescriptor {
             shader_instruction_budget: 1 << 32,
             threads: None,
+            pin_workers: true,
             texel_cache: TexelCacheConfig::default(),
             anisotropic_mip_blend: MipBlend::default(),
             features: DeviceFeatures::default(),
@@ -116,7 +122,7 @@ impl Device {
     /// Creates a device and its queue.
     pub fn new(desc: &DeviceDescriptor) -> (Device, Queue) {
         let shared = Arc::new(Shared {
-            workers: rastra_pipeline::Workers::new(desc.resolved_threads()),
+            workers: rastra_pipeline::Workers::new(desc.resolved_threads(), desc.pin_workers),
             desc: desc.clone(),
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
@@ -195,6 +201,12 @@ impl Device {
 
     pub fn create_command_encoder(&self) -> CommandEncoder {
         CommandEncoder::new()
+    }
+
+    /// The CPU each worker thread is bound to, worker by worker, when the device bound
+    /// them ([`DeviceDescriptor::pin_workers`]).
+    pub fn pinned_cpus(&self) -> Option<Vec<usize>> {
+        self.0.workers.pinned_cpus().map(<[usize]>::to_vec)
     }
 
     /// Why the device was lost, if it was.
