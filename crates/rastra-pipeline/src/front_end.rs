@@ -37,6 +37,7 @@ use crate::format::IndexFormat;
 use crate::input_assembler::IndexSource;
 use crate::memory::BufferSlice;
 use crate::primitive::Assembly;
+use crate::raster::SamplePattern;
 use crate::setup::{Culled, Fixed, Projected, SetupState, Triangle};
 use crate::vertex::{Batch, Batcher, ShadedBatch, VertexShading};
 use crate::workers::Workers;
@@ -172,6 +173,7 @@ impl<'c> DrawFront<'c> {
         if let Some(ds) = &p.desc.depth_stencil {
             setup = setup.with_depth_bias(ds.bias, ds.format);
         }
+        let setup = setup.with_samples(&SamplePattern::for_count(p.samples()));
         let words = p.varying_words as usize;
         let mut modes = vec![rastra_shader::Interpolation::Perspective; words];
         for v in &p.varyings {
@@ -512,5 +514,6 @@ fn emit_triangle(
         Err(Culled::ZeroArea) => counters.culled_zero_area += 1,
         Err(Culled::BackFace) => counters.culled_backface += 1,
         Err(Culled::OutsideScissor) => counters.culled_scissor += 1,
+        Err(Culled::NoSample) => counters.culled_no_sample += 1,
     }
 }

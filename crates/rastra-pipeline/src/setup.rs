@@ -16,6 +16,7 @@
 //! opposite vertex `k`, so `E_k(p) / A` is vertex k's screen-space barycentric coordinate.
 
 use crate::format::TextureFormat;
+use crate::raster::SamplePattern;
 use crate::state::{CullMode, DepthBias, FrontFace, ScissorRect, Viewport};
 
 /// Fractional bits of snapped coordinates.
@@ -165,6 +166,8 @@ pub enum Culled {
     ZeroArea,
     BackFace,
     OutsideScissor,
+    /// Its bounding box (inside the scissor) holds no sample position.
+    NoSample,
 }
 
 /// Per-draw setup configuration.
@@ -180,6 +183,10 @@ pub struct SetupState {
     pub front_face: FrontFace,
     /// Depth bias and the depth format it is measured in, when the pipeline biases depth.
     pub depth_bias: Option<(DepthBias, TextureFormat)>,
+    /// Per axis, the least and greatest offset of a sample inside its pixel (1/256 pixel):
+    /// a pixel can have a covered sample only where one of these offsets falls inside the
+    /// triangle's snapped bounding box. 0 and 255 (the default) assume samples anywhere.
+    pub sample_reach: [[Fixed; 2]; 2],
 }
 
 impl SetupState {
@@ -224,7 +231,24 @@ impl SetupState {
             cull_mode,
             front_face,
             depth_bias: None,
+            sample_reach: [[0, SUBPIXEL_ONE - 1]; 2],
         }
+    }
+
+    /// Bounds triangles by where `pattern`'s samples lie in a pixel, so a triangle whose
+    /// bounding box holds no sample position is dropped at setup (the small-primitive
+    /// culling of AMD's NGG shader culling in Mesa, `ac_nir_cull`; T6: a tiny triangle
+    /// that covers nothing otherwise still costs set-up and a coarse and a fine step).
+    pub fn with_samples(mut self, pattern: &SamplePattern) -> SetupState {
+        let offsets = &pattern.offsets[..pattern.count as usize];
+        self.sample_reach = [0, 1].map(|axis| {
+            let along = offsets.iter().map(|o| o[axis]);
+            [
+                along.clone().min().unwrap_or(0),
+                along.max().unwrap_or(SUBPIXEL_ONE - 1),
+            ]
+        });
+        self
     }
 
     /// Biases every triangle's depth (a pipeline with depth bias, drawing into `format`).
@@ -412,14 +436,28 @@ impl SetupState {
         let max_x = p.iter().map(|v| v[0]).max().unwrap();
         let min_y = p.iter().map(|v| v[1]).min().unwrap();
         let max_y = p.iter().map(|v| v[1]).max().unwrap();
-        // A pixel's samples lie strictly inside it, so pixels outside [min, max] >> 8 can
-        // hold no covered sample.
-        let bx0 = (min_x >> SUBPIXEL_BITS).max(rect.x0 as i64);
-        let by0 = (min_y >> SUBPIXEL_BITS).max(rect.y0 as i64);
-        let bx1 = (max_x >> SUBPIXEL_BITS).min(rect.x1 as i64);
-        let by1 = (max_y >> SUBPIXEL_BITS).min(rect.y1 as i64);
-        if bx0 > bx1 || by0 > by1 {
+        // A pixel's samples lie inside it, so pixels outside [min, max] >> 8 can hold no
+        // covered sample.
+        let (x0, y0) = (rect.x0 as i64, rect.y0 as i64);
+        let (x1, y1) = (rect.x1 as i64, rect.y1 as i64);
+        if (max_x >> SUBPIXEL_BITS) < x0
+            || (min_x >> SUBPIXEL_BITS) > x1
+            || (max_y >> SUBPIXEL_BITS) < y0
+            || (min_y >> SUBPIXEL_BITS) > y1
+        {
             return Err(Culled::OutsideScissor);
+        }
+        // Nor can a pixel none of whose sample offsets falls inside [min, max]: pixel x's
+        // samples reach x · 256 + [lo, hi], so x runs from ⌈(min − hi) / 256⌉ to
+        // ⌊(max − lo) / 256⌋ (an arithmetic shift floors).
+        let [[lo_x, hi_x], [lo_y, hi_y]] = self.sample_reach;
+        let one = SUBPIXEL_ONE - 1;
+        let bx0 = ((min_x - hi_x + one) >> SUBPIXEL_BITS).max(x0);
+        let by0 = ((min_y - hi_y + one) >> SUBPIXEL_BITS).max(y0);
+        let bx1 = ((max_x - lo_x) >> SUBPIXEL_BITS).min(x1);
+        let by1 = ((max_y - lo_y) >> SUBPIXEL_BITS).min(y1);
+        if bx0 > bx1 || by0 > by1 {
+            return Err(Culled::NoSample);
         }
         let mut z = order.map(|k| z[k as usize]);
         let mut planes = Planes::new(&edges, area, p[0], &z);

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use rastra_pipeline::raster::{
     PATTERN_1X, PATTERN_4X, Rasterized, SamplePattern, pixel_coverage, rasterize,
 };
-use rastra_pipeline::setup::{PixelRect, SetupState, Triangle};
+use rastra_pipeline::setup::{Culled, PixelRect, SetupState, Triangle};
 use rastra_pipeline::state::{CullMode, FrontFace, ScissorRect, Viewport};
 use rastra_stats::Counters;
 
@@ -301,6 +301,87 @@ fn grid_mesh_covers_every_pixel_exactly_once() {
 
 fn point() -> impl Strategy<Value = (f32, f32)> {
     (-4.0f32..20.0, -4.0f32..20.0)
+}
+
+/// A triangle inside pixel (2, 2) that misses its centre but holds the 4× pattern's first
+/// sample, (0.375, 0.125): dropped at set-up for one sample a pixel (its bounding box holds
+/// no pixel centre), kept for four, and then covering that one sample.
+#[test]
+fn triangles_holding_no_sample_position_are_dropped() {
+    let tri = [(2.0, 2.0), (2.45, 2.0), (2.45, 2.45)];
+    let p = tri.map(|(x, y)| clip(x, y, W, H));
+    let state = |pattern: &SamplePattern| setup_state(W, H).with_samples(pattern);
+    assert_eq!(
+        state(&PATTERN_1X).setup([&p[0], &p[1], &p[2]], 0).err(),
+        Some(Culled::NoSample)
+    );
+    let t = state(&PATTERN_4X)
+        .setup([&p[0], &p[1], &p[2]], 0)
+        .expect("kept at 4×");
+    assert_eq!(
+        t.bounds,
+        PixelRect {
+            x0: 2,
+            y0: 2,
+            x1: 2,
+            y1: 2
+        }
+    );
+    assert_eq!(pixel_coverage(&t, 2, 2, &PATTERN_4X), 0b0001);
+}
+
+/// Small triangles (a few pixels or less) anywhere on a 16×16 target.
+fn small_tri() -> impl Strategy<Value = [(f32, f32); 3]> {
+    (
+        (-1.0f32..17.0, -1.0f32..17.0),
+        (-2.0f32..2.0, -2.0f32..2.0),
+        (-2.0f32..2.0, -2.0f32..2.0),
+    )
+        .prop_map(|(a, d, e)| [a, (a.0 + d.0, a.1 + d.1), (a.0 + e.0, a.1 + e.1)])
+}
+
+proptest! {
+    /// Bounding triangles by their pattern's sample positions loses no covered sample: a
+    /// triangle set up with the pattern rasterizes to the same coverage as without it
+    /// (samples anywhere in a pixel), and one it drops for holding no sample position
+    /// covers no sample at all.
+    #[test]
+    fn sample_bounds_keep_every_covered_sample(tri in small_tri()) {
+        let (w, h) = (W, H);
+        let p = tri.map(|(x, y)| clip(x, y, w, h));
+        let loose = setup_state(w, h).setup([&p[0], &p[1], &p[2]], 0);
+        for pattern in [PATTERN_1X, PATTERN_4X] {
+            let tight = setup_state(w, h).with_samples(&pattern).setup([&p[0], &p[1], &p[2]], 0);
+            let Ok(loose) = &loose else {
+                prop_assert!(tight.is_err());
+                continue;
+            };
+            let mut want = vec![0u8; (w * h) as usize];
+            let b = loose.bounds;
+            for y in b.y0..=b.y1 {
+                for x in b.x0..=b.x1 {
+                    want[(y * w + x) as usize] = pixel_coverage(loose, x, y, &pattern);
+                }
+            }
+            match tight {
+                Err(Culled::NoSample) => prop_assert!(want.iter().all(|&c| c == 0)),
+                Err(e) => prop_assert!(false, "loose set-up kept it, tight dropped it: {:?}", e),
+                Ok(t) => {
+                    let region = PixelRect { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+                    let mut got = vec![0u8; (w * h) as usize];
+                    rasterize(&t, &region, &pattern, None, None, &mut Counters::default(), |r, _| {
+                        r.for_each_quad(&pattern, |q| {
+                            for i in 0..4u32 {
+                                got[((q.y + (i >> 1)) * w + q.x + (i & 1)) as usize] =
+                                    q.coverage[i as usize];
+                            }
+                        })
+                    });
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+    }
 }
 
 proptest! {

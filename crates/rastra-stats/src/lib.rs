@@ -88,6 +88,9 @@ counters! {
         culled_zero_area,
         /// Primitives whose bounding box missed the viewport and scissor after snapping.
         culled_scissor,
+        /// Triangles whose snapped bounding box holds no sample position, so they could
+        /// cover none (small-primitive culling).
+        culled_no_sample,
     }
     "setup and raster" {
         /// Triangles set up for rasterization.
