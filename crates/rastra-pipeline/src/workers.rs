@@ -36,21 +36,23 @@ impl Workers {
             .filter(|cpus| cpus.len() == threads);
         let pool = (threads > 1)
             .then(|| {
-                let bind = cpus.clone();
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .thread_name(|i| format!("rastra-worker-{i}"))
-                    .start_handler(move |i| {
-                        if let Some(&cpu) = bind.as_ref().and_then(|c| c.get(i)) {
-                            bind_current_thread(cpu);
-                        }
-                    })
                     .build()
                     .ok()
             })
             .flatten();
         let threads = if pool.is_some() { threads } else { 1 };
-        let pinned = cpus.filter(|_| pool.is_some());
+        // Each worker binds itself (worker i to the i-th CPU) and says whether the OS let
+        // it; the binding is reported only when every worker's held.
+        let pinned = match (&pool, cpus) {
+            (Some(pool), Some(cpus)) => {
+                let bound = pool.broadcast(|ctx| bind_current_thread(cpus[ctx.index()]));
+                bound.iter().all(|&b| b).then_some(cpus)
+            }
+            _ => None,
+        };
         Workers {
             pool,
             threads,
@@ -260,20 +262,26 @@ pub fn allowed_cpus() -> Option<Vec<usize>> {
     }
 }
 
-/// Binds the calling thread to `cpu` (Linux; a refusal leaves it unbound: binding only
-/// places work, so nothing depends on it).
-fn bind_current_thread(cpu: usize) {
+/// Binds the calling thread to `cpu`; whether the OS did (Linux; elsewhere, or refused, the
+/// thread stays unbound: binding only places work, so nothing else depends on it).
+fn bind_current_thread(cpu: usize) -> bool {
     #[cfg(target_os = "linux")]
-    if cpu < libc::CPU_SETSIZE as usize {
+    {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return false;
+        }
         // SAFETY: as in `allowed_cpus`; `cpu` is below CPU_SETSIZE.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = cpu;
+    {
+        let _ = cpu;
+        false
+    }
 }
 
 #[cfg(test)]
@@ -295,7 +303,11 @@ mod tests {
         let want = unbound.map_init(jobs, || (), |_, i| i * i);
         if n > 1 {
             let pinned = Workers::new(n, true);
-            assert_eq!(pinned.pinned_cpus(), Some(&cpus[..]));
+            // (An OS that refuses the binding leaves the workers unbound, and says so.)
+            let Some(bound) = pinned.pinned_cpus() else {
+                return;
+            };
+            assert_eq!(bound, &cpus[..]);
             let seen = pinned.map_init(jobs, || (), |_, i| (i * i, allowed_cpus()));
             for (i, (v, affinity)) in seen.into_iter().enumerate() {
                 assert_eq!(v, want[i]);

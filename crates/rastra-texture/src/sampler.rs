@@ -160,8 +160,10 @@ pub const MAX_ANISOTROPY: u16 = 16;
 /// elongated footprint loops through "the full bilinear/trilinear pipeline several times",
 /// and how its probes are placed and weighted is each vendor's own; Vulkan's "Texel
 /// Anisotropic Filtering" leaves the scheme to the implementation (lavapipe's probes each
-/// read one level). Samplers without anisotropy always blend by λ's whole fraction, as
-/// Vulkan's linear mipmap mode requires.
+/// read one level). The choice is the sampler's: it holds for every lookup through an
+/// anisotropic sampler, one with an explicit LOD or an isotropic footprint included.
+/// Samplers without anisotropy always blend by λ's whole fraction, as Vulkan's linear
+/// mipmap mode requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MipBlend {
     /// Blend only while λ's fraction lies in the middle [`MipBlend::NARROW_WIDTH`] of a level

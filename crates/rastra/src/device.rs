@@ -34,8 +34,9 @@ pub struct DeviceDescriptor {
     /// for any count.
     pub threads: Option<usize>,
     /// Bind each worker thread to its own CPU when there are as many workers as CPUs the
-    /// process may run on (`rastra_pipeline::Workers::new`); otherwise, or when false, the
-    /// OS places them. Never changes results.
+    /// process may run on (`rastra_pipeline::Workers::new`); otherwise, when false, or
+    /// when the `RASTRA_PIN_WORKERS` environment variable is `0`, the OS places them.
+    /// Never changes results.
     pub pin_workers: bool,
     /// Geometry of the texel caches: every shader core's L1 and the device's shared L2
     /// (sizes, line shape, associativity). Affects only the cache statistics, never results.
@@ -87,6 +88,12 @@ impl Default for DeviceFeatures {
 }
 
 impl DeviceDescriptor {
+    /// Whether workers are to be bound to CPUs: `pin_workers`, unless `RASTRA_PIN_WORKERS`
+    /// is `0`.
+    pub fn resolved_pinning(&self) -> bool {
+        self.pin_workers && std::env::var("RASTRA_PIN_WORKERS").map_or(true, |v| v.trim() != "0")
+    }
+
     /// The worker count this descriptor asks for.
     pub fn resolved_threads(&self) -> usize {
         self.threads
@@ -122,7 +129,10 @@ impl Device {
     /// Creates a device and its queue.
     pub fn new(desc: &DeviceDescriptor) -> (Device, Queue) {
         let shared = Arc::new(Shared {
-            workers: rastra_pipeline::Workers::new(desc.resolved_threads(), desc.pin_workers),
+            workers: rastra_pipeline::Workers::new(
+                desc.resolved_threads(),
+                desc.resolved_pinning(),
+            ),
             desc: desc.clone(),
             lost: Mutex::new(None),
             stats: Mutex::new(FrameStats::default()),
