@@ -61,8 +61,8 @@ pub struct RenderArgs {
     #[arg(long, value_parser = parse_anisotropy)]
     max_anisotropy: Option<u16>,
     /// Let anisotropic samplers blend mip levels by λ's whole fraction, as trilinear
-    /// samplers do, instead of only across the middle of a level (rastra's default, the
-    /// trilinear optimization GPU drivers apply to anisotropic filtering).
+    /// samplers do, instead of only across the middle 0.3 of a level (rastra's default;
+    /// Vulkan leaves the anisotropic filter to the implementation).
     #[arg(long)]
     full_anisotropic_mip_blend: bool,
 }
